@@ -1,0 +1,187 @@
+"""The course catalogue: drills.yaml loaded into typed, validated records.
+
+The file has a format version, a list of tracks and a list of drills. Each drill names its
+learner file; every other path (starter, solution, tests, lesson, hints) is derived from it by
+`tutor.paths.CoursePaths`. Errors name the file, the line, the drill and the key.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tutor.paths import CoursePaths
+from tutor.yamlfile import YamlFileError, line_of, load_yaml
+
+FORMAT_VERSION = 1
+_ID = re.compile(r"^[a-z][a-z0-9_-]*$")
+_DTYPES = {"float32", "float16", "bfloat16"}
+
+
+class CatalogueError(YamlFileError):
+    """drills.yaml is broken; the message says where and how."""
+
+
+@dataclass(frozen=True)
+class BenchCase:
+    """One shape a drill's function is timed at (`tutor bench`)."""
+
+    function: str
+    shape: dict[str, int]
+    dtype: str = "bfloat16"
+
+    @property
+    def label(self) -> str:
+        dims = " ".join(f"{k}={v}" for k, v in self.shape.items())
+        return f"{self.function} {dims} {self.dtype}"
+
+
+@dataclass(frozen=True)
+class Track:
+    id: str
+    title: str
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class Drill:
+    """One exercise: a learner file that must define `functions`, checked by its test file."""
+
+    id: str
+    track: str
+    title: str
+    file: str
+    functions: tuple[str, ...]
+    taught: str = ""
+    coming: bool = False  # listed but not yet playable
+    bench: tuple[BenchCase, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    tracks: tuple[Track, ...]
+    drills: tuple[Drill, ...]
+    paths: CoursePaths
+
+    def drill(self, drill_id: str) -> Drill:
+        for drill in self.drills:
+            if drill.id == drill_id:
+                return drill
+        known = ", ".join(d.id for d in self.drills)
+        raise KeyError(f"no drill {drill_id!r} in {self.paths.catalogue} (known: {known})")
+
+    def in_track(self, track_id: str) -> list[Drill]:
+        return [d for d in self.drills if d.track == track_id]
+
+    def next_after(self, drill_id: str) -> Drill | None:
+        ids = [d.id for d in self.drills]
+        later = self.drills[ids.index(drill_id) + 1:] if drill_id in ids else self.drills
+        return next((d for d in later if not d.coming), None)
+
+
+class _Reader:
+    """Validation helpers that know which file they read, for error messages."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def fail(self, message: str, where: Any = None) -> CatalogueError:
+        return CatalogueError(self.path, message, line_of(where))
+
+    def mapping(self, value: Any, what: str, where: Any) -> dict:
+        if not isinstance(value, dict):
+            raise self.fail(f"{what} must be a mapping, got {type(value).__name__}", where)
+        return value
+
+    def key(self, mapping: dict, key: str, kind: type, what: str, default: Any = ...) -> Any:
+        if key not in mapping:
+            if default is ...:
+                raise self.fail(f"{what}: missing key '{key}'", mapping)
+            return default
+        value = mapping[key]
+        if kind is int and isinstance(value, bool) or not isinstance(value, kind):
+            raise self.fail(
+                f"{what}: key '{key}' must be {kind.__name__}, got {type(value).__name__}", mapping
+            )
+        return value
+
+
+def load_catalogue(paths: CoursePaths) -> Catalogue:
+    """Read and validate drills.yaml under `paths.root`."""
+    path = paths.catalogue
+    try:
+        data = load_yaml(path)
+    except YamlFileError as exc:
+        raise CatalogueError(exc.path, str(exc).split(": ", 1)[1], exc.line) from exc
+    reader = _Reader(path)
+    data = reader.mapping(data, "the file", data)
+    version = reader.key(data, "format", int, "the file")
+    if version != FORMAT_VERSION:
+        raise reader.fail(f"format {version} is not supported (this tutor reads {FORMAT_VERSION})")
+    tracks = tuple(_track(reader, t) for t in reader.key(data, "tracks", list, "the file"))
+    track_ids = {t.id for t in tracks}
+    drills: list[Drill] = []
+    for raw in reader.key(data, "drills", list, "the file"):
+        drill = _drill(reader, raw, track_ids)
+        if any(d.id == drill.id for d in drills):
+            raise reader.fail(f"drill '{drill.id}' is listed twice", raw)
+        drills.append(drill)
+    if not drills:
+        raise reader.fail("no drills listed")
+    return Catalogue(tracks=tracks, drills=tuple(drills), paths=paths)
+
+
+def _track(reader: _Reader, raw: Any) -> Track:
+    raw = reader.mapping(raw, "a track", raw)
+    track_id = reader.key(raw, "id", str, "a track")
+    what = f"track '{track_id}'"
+    return Track(track_id, reader.key(raw, "title", str, what), reader.key(raw, "summary", str, what, ""))
+
+
+def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
+    raw = reader.mapping(raw, "a drill", raw)
+    drill_id = reader.key(raw, "id", str, "a drill")
+    what = f"drill '{drill_id}'"
+    if not _ID.match(drill_id):
+        raise reader.fail(f"{what}: key 'id' must be lower-case letters, digits, - or _", raw)
+    track = reader.key(raw, "track", str, what)
+    if track not in track_ids:
+        raise reader.fail(f"{what}: key 'track' names unknown track '{track}'", raw)
+    file = reader.key(raw, "file", str, what)
+    if "/" in file or not file.endswith(".py"):
+        raise reader.fail(f"{what}: key 'file' must be a bare file name ending in .py", raw)
+    functions = reader.key(raw, "functions", list, what)
+    if not functions or not all(isinstance(f, str) and f.isidentifier() for f in functions):
+        raise reader.fail(f"{what}: key 'functions' must list Python function names", raw)
+    bench = tuple(
+        _bench(reader, case, what, functions) for case in reader.key(raw, "bench", list, what, [])
+    )
+    unknown = set(raw) - {"id", "track", "title", "file", "functions", "taught", "coming", "bench"}
+    if unknown:
+        raise reader.fail(f"{what}: unknown key '{sorted(unknown)[0]}'", raw)
+    return Drill(
+        id=drill_id,
+        track=track,
+        title=reader.key(raw, "title", str, what),
+        file=file,
+        functions=tuple(functions),
+        taught=reader.key(raw, "taught", str, what, ""),
+        coming=reader.key(raw, "coming", bool, what, False),
+        bench=bench,
+    )
+
+
+def _bench(reader: _Reader, raw: Any, what: str, functions: list[str]) -> BenchCase:
+    raw = reader.mapping(raw, f"{what}: a bench case", raw)
+    function = reader.key(raw, "function", str, f"{what} bench")
+    if function not in functions:
+        raise reader.fail(f"{what}: bench function '{function}' is not in 'functions'", raw)
+    shape = reader.key(raw, "shape", dict, f"{what} bench")
+    if not shape or not all(isinstance(v, int) and v > 0 for v in shape.values()):
+        raise reader.fail(f"{what}: bench shape must map names to positive integers", raw)
+    dtype = reader.key(raw, "dtype", str, f"{what} bench", "bfloat16")
+    if dtype not in _DTYPES:
+        raise reader.fail(f"{what}: bench dtype must be one of {sorted(_DTYPES)}", raw)
+    return BenchCase(function, dict(shape), dtype)

@@ -1,0 +1,71 @@
+"""The diagnosis ids the tutor knows without a drill's help, and how specific each one is.
+
+A drill's own ids (from its hints file, e.g. `padding-where`) are the most specific. Ids here are
+shared by every drill: cross-cutting mistakes, errors that stop the code running, and generic
+failure patterns. When a run has several diagnoses, the most specific is shown first.
+"""
+
+from __future__ import annotations
+
+# Rank 0 is reserved for a drill's own ids; lower rank = more specific.
+DRILL_RANK = 0
+
+NOT_STARTED = "not-started"
+MISSING_FILE = "missing-file"
+SYNTAX_ERROR = "syntax-error"
+IMPORT_ERROR = "import-error"
+MISSING_FUNCTION = "missing-function"
+PYTHON_ERROR = "python-error"
+TRITON_COMPILE_ERROR = "triton-compile-error"
+CUDA_ERROR = "cuda-error"
+KERNEL_HANG = "kernel-hang"
+PROCESS_CRASHED = "process-crashed"
+BF16_NO_UPCAST = "bf16-no-upcast"
+MISSING_MASK = "missing-mask"
+TORCH_FALLBACK = "torch-fallback"
+WRONG_SHAPE = "wrong-shape"
+WRONG_DTYPE = "wrong-dtype"
+NAN_OR_INF = "nan-or-inf"
+OUTPUT_UNTOUCHED = "output-untouched"
+TAIL_WRONG = "tail-wrong"
+MISMATCH = "mismatch"
+
+GENERIC_RANKS: dict[str, int] = {
+    # Errors that stop the learner's code running: nothing else can be judged until they go.
+    SYNTAX_ERROR: 1,
+    IMPORT_ERROR: 1,
+    MISSING_FILE: 1,
+    MISSING_FUNCTION: 1,
+    TRITON_COMPILE_ERROR: 1,
+    PYTHON_ERROR: 1,
+    # Cross-cutting mistakes any drill can make.
+    BF16_NO_UPCAST: 2,
+    MISSING_MASK: 2,
+    TORCH_FALLBACK: 2,
+    CUDA_ERROR: 2,
+    KERNEL_HANG: 2,
+    PROCESS_CRASHED: 2,
+    # Patterns seen in the output when no named mistake matched.
+    WRONG_SHAPE: 3,
+    WRONG_DTYPE: 3,
+    TAIL_WRONG: 3,
+    OUTPUT_UNTOUCHED: 3,
+    NAN_OR_INF: 3,
+    MISMATCH: 4,
+    # The starter as shipped: least informative, shown only when nothing else failed.
+    NOT_STARTED: 5,
+}
+
+
+def rank(diagnosis: str) -> int:
+    """How specific a diagnosis is (0 = a drill's own named mistake)."""
+    return GENERIC_RANKS.get(diagnosis, DRILL_RANK)
+
+
+def most_specific_first(diagnoses: list[str]) -> list[str]:
+    """Unique ids ordered by specificity, then by how often they occurred, then first seen."""
+    counts: dict[str, int] = {}
+    for d in diagnoses:
+        counts[d] = counts.get(d, 0) + 1
+    order = list(counts)
+    return sorted(order, key=lambda d: (rank(d), -counts[d], order.index(d)))

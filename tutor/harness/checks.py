@@ -1,0 +1,177 @@
+"""Compare a learner's output with the reference and, on mismatch, name the mistake.
+
+`expect_close` is the one comparison every drill test uses. On mismatch it tries, in order:
+shape and dtype; the suspect references the test passed (what each known mistake would produce);
+a re-run on fp32 inputs (bf16 arithmetic without an upcast); NaN from guarded memory (a missing
+mask); and the generic patterns (NaN/inf, output untouched, only the tail wrong). The first that
+fits becomes the failure's diagnosis; the message says what differs, where and by how much.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import torch
+
+from tutor import diagnoses as dx
+from tutor.harness.failures import DrillFailure
+
+
+@dataclass(frozen=True)
+class Suspect:
+    """What the output would be if the learner made the mistake `diagnosis`."""
+
+    diagnosis: str
+    value: torch.Tensor
+    story: str  # completes "your output matches ..." e.g. "the variance with padded lanes in it"
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    atol: float
+    rtol: float
+
+
+def expect_close(
+    actual: Any,
+    expected: torch.Tensor,
+    *,
+    what: str,
+    tol: Tolerance,
+    suspects: tuple[Suspect, ...] | list[Suspect] = (),
+    dtype_diagnosis: str = dx.WRONG_DTYPE,
+    untouched: torch.Tensor | None = None,
+    fp32_rerun: Callable[[], torch.Tensor] | None = None,
+    fp32_expected: torch.Tensor | None = None,
+    reads_guarded: bool = False,
+    tail: torch.Tensor | None = None,
+) -> None:
+    """Fail with a diagnosed `DrillFailure` unless `actual` matches `expected` within `tol`.
+
+    - `untouched`: what the output buffer held before the call (for in-place outputs).
+    - `fp32_rerun` / `fp32_expected`: the learner's function on the same inputs cast to fp32 and
+      its reference; if that passes while bf16 fails, bf16 arithmetic lacked an upcast.
+    - `reads_guarded`: the inputs sit in buffers whose out-of-bounds memory is NaN, so NaN in the
+      output means a load without a mask.
+    - `tail`: a bool mask of the positions in the last, partly padded block.
+    """
+    if not isinstance(actual, torch.Tensor):
+        raise DrillFailure(dx.WRONG_SHAPE, f"{what} should be a tensor, got {type(actual).__name__}")
+    if tuple(actual.shape) != tuple(expected.shape):
+        raise DrillFailure(
+            dx.WRONG_SHAPE,
+            f"{what} has shape {tuple(actual.shape)}, expected {tuple(expected.shape)}",
+        )
+    if actual.dtype != expected.dtype:
+        raise DrillFailure(
+            dtype_diagnosis, f"{what} has dtype {_name(actual.dtype)}, expected {_name(expected.dtype)}"
+        )
+    if actual.device.type != expected.device.type:
+        raise DrillFailure(
+            dx.MISMATCH, f"{what} is on {actual.device}, expected {expected.device}"
+        )
+    got, want = actual.detach().float(), expected.detach().float()
+    if _excess(got, want, tol) <= 1.0:
+        return
+    message = describe_mismatch(got, want, tol, what)
+    for suspect in suspects:
+        if _explains(got, want, suspect.value.detach().float(), tol):
+            raise DrillFailure(
+                suspect.diagnosis, message, f"Your {what} matches {suspect.story}."
+            )
+    if fp32_rerun is not None and expected.dtype != torch.float32 and fp32_expected is not None:
+        rerun = fp32_rerun()
+        if isinstance(rerun, torch.Tensor) and _excess(rerun.float(), fp32_expected.float(), tol) <= 1:
+            raise DrillFailure(
+                dx.BF16_NO_UPCAST,
+                message,
+                f"The same kernel is right on fp32 inputs: arithmetic on {_name(expected.dtype)} "
+                "values needs a .to(tl.float32) after the load.",
+            )
+    bad_values = ~torch.isfinite(got) & torch.isfinite(want)
+    if bad_values.any() and reads_guarded:
+        raise DrillFailure(
+            dx.MISSING_MASK,
+            message,
+            "NaN came in from memory just outside the tensor, which the test fills with NaN: "
+            "a tl.load without mask= reads past the end of a row or of the tensor.",
+        )
+    if bad_values.any():
+        raise DrillFailure(dx.NAN_OR_INF, message, _count_text(bad_values, "are NaN or inf"))
+    if untouched is not None and torch.equal(actual, untouched):
+        raise DrillFailure(dx.OUTPUT_UNTOUCHED, f"{what} was not written: it still holds its old values")
+    if not got.any() and want.any():
+        raise DrillFailure(dx.OUTPUT_UNTOUCHED, f"{what} is all zeros: was it written at all?")
+    if tail is not None:
+        wrong = ~_close_mask(got, want, tol)
+        if wrong.any() and not (wrong & ~tail).any():
+            raise DrillFailure(
+                dx.TAIL_WRONG, message, "Only positions in the last, partly filled block are wrong."
+            )
+    raise DrillFailure(dx.MISMATCH, message)
+
+
+def expect_unchanged(after: torch.Tensor, before: torch.Tensor, *, what: str) -> None:
+    """Guard memory around a tensor must be as the test left it: else a store had no mask."""
+    if torch.equal(after.isnan(), before.isnan()) and torch.equal(
+        torch.nan_to_num(after), torch.nan_to_num(before)
+    ):
+        return
+    changed = int((torch.nan_to_num(after) != torch.nan_to_num(before)).sum())
+    raise DrillFailure(
+        dx.MISSING_MASK,
+        f"{changed} elements of memory just outside {what} were overwritten",
+        "A tl.store without mask= writes past the end of a row or of the tensor.",
+    )
+
+
+def describe_mismatch(got: torch.Tensor, want: torch.Tensor, tol: Tolerance, what: str) -> str:
+    """One line: how many elements differ, the worst one, its index and the allowed error."""
+    wrong = ~_close_mask(got, want, tol)
+    total = want.numel()
+    err = (got - want).abs().nan_to_num(nan=float("inf"))
+    flat = int(torch.argmax(torch.where(wrong, err, torch.zeros_like(err))).item())
+    index = list(torch.unravel_index(torch.tensor(flat), want.shape)) if want.dim() else []
+    at = "[" + ", ".join(str(int(i)) for i in index) + "]"
+    g, w = got.reshape(-1)[flat].item(), want.reshape(-1)[flat].item()
+    allowed = tol.atol + tol.rtol * abs(w)
+    count = int(wrong.sum())
+    return (
+        f"{what}: {count} of {total} values differ ({100 * count / total:.1f}%); worst at {at}: "
+        f"got {g:.6g}, expected {w:.6g} (|diff| {abs(g - w):.3g}, allowed {allowed:.3g})"
+    )
+
+
+def _close_mask(got: torch.Tensor, want: torch.Tensor, tol: Tolerance) -> torch.Tensor:
+    return torch.isclose(got, want, atol=tol.atol, rtol=tol.rtol, equal_nan=True)
+
+
+def _excess(got: torch.Tensor, want: torch.Tensor, tol: Tolerance) -> float:
+    """The worst error as a multiple of what is allowed (<= 1 passes); inf for NaN mismatches."""
+    if not torch.equal(got.isnan(), want.isnan()):
+        return float("inf")
+    finite = torch.isfinite(want) & torch.isfinite(got)
+    if not torch.equal(got[~finite].nan_to_num(), want[~finite].nan_to_num()):
+        return float("inf")
+    if not finite.any():
+        return 0.0
+    err = (got[finite] - want[finite]).abs()
+    allowed = tol.atol + tol.rtol * want[finite].abs()
+    return float((err / allowed).max())
+
+
+def _explains(got: torch.Tensor, want: torch.Tensor, suspect: torch.Tensor, tol: Tolerance) -> bool:
+    """The suspect fits the output, and fits it clearly better than the reference does."""
+    if suspect.shape != got.shape:
+        return False
+    to_suspect = _excess(got, suspect, tol)
+    return to_suspect <= 2.0 and to_suspect * 4 <= _excess(got, want, tol)
+
+
+def _count_text(mask: torch.Tensor, verb: str) -> str:
+    return f"{int(mask.sum())} of {mask.numel()} values {verb} where the reference is finite."
+
+
+def _name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")

@@ -1,0 +1,43 @@
+"""Test inputs that expose mistakes: tensors surrounded by NaN, rows with slack after them.
+
+An unmasked load reads the NaN next to the data and the output turns NaN (diagnosed as a
+missing mask); an unmasked store overwrites it (caught by `checks.expect_unchanged`).
+"""
+
+from __future__ import annotations
+
+import torch
+
+GUARD = 64  # elements of NaN on each side; more than a block's overhang needs to reach
+
+
+def guarded(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A contiguous copy of `values` inside a buffer with NaN before and after it.
+
+    Returns (tensor, buffer); keep `buffer.clone()` to check later that nothing wrote outside.
+    """
+    buffer = torch.full((values.numel() + 2 * GUARD,), float("nan"), dtype=values.dtype,
+                        device=values.device)
+    view = buffer[GUARD:GUARD + values.numel()].view(values.shape)
+    view.copy_(values)
+    return view, buffer
+
+
+def row_sliced(values: torch.Tensor, slack: int = 7) -> tuple[torch.Tensor, torch.Tensor]:
+    """`values` as a view whose rows are `slack` elements longer in memory, the slack NaN.
+
+    The view's row stride is N + slack, so a kernel that assumes stride N reads wrong rows, and
+    one that loads past N without a mask reads NaN. Returns (view, whole buffer).
+    """
+    *lead, n = values.shape
+    base = torch.full((*lead, n + slack), float("nan"), dtype=values.dtype, device=values.device)
+    view = base[..., :n]
+    view.copy_(values)
+    return view, base
+
+
+def padded_tail(n: int, block: int, shape: tuple[int, ...], device: str) -> torch.Tensor:
+    """Bool mask over `shape` (last dim n) of the columns in the last, partly filled block."""
+    first = (n // block) * block
+    cols = torch.arange(n, device=device) >= first
+    return cols.expand(shape)

@@ -1,0 +1,186 @@
+"""Load the learner's file and call its functions under observation.
+
+Loading problems (no file, a syntax error, an exception at import, a function missing) and errors
+while a function runs (NotImplementedError from a starter, a Triton compile error, a Python error,
+a CUDA fault) become `DrillFailure`s with a diagnosis and, where it can be found, the line of the
+learner's file. A call that launches no Triton kernel is named too.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType, TracebackType
+from typing import Any, Callable
+
+from tutor import diagnoses as dx
+from tutor.harness import launches
+from tutor.harness.failures import DrillFailure
+
+
+def load(path: Path, functions: tuple[str, ...]) -> "Learner":
+    """Import `path` as a fresh module and check it defines `functions`."""
+    if not path.is_file():
+        raise DrillFailure(dx.MISSING_FILE, f"{path} does not exist")
+    launches.install()
+    name = f"learner_{abs(hash(str(path)))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise DrillFailure(
+            dx.SYNTAX_ERROR,
+            f"{path.name}:{exc.lineno}: syntax error: {exc.msg}",
+            (exc.text or "").rstrip(),
+            line=exc.lineno,
+        ) from None
+    except Exception as exc:  # noqa: BLE001 - any error at import is the learner's to see
+        line = deepest_line(exc, path)
+        raise DrillFailure(
+            dx.IMPORT_ERROR,
+            f"{path.name}{f':{line}' if line else ''}: importing the file raised "
+            f"{type(exc).__name__}: {exc}",
+            line=line,
+        ) from None
+    missing = [f for f in functions if not callable(getattr(module, f, None))]
+    if missing:
+        raise DrillFailure(
+            dx.MISSING_FUNCTION,
+            f"{path.name} does not define {', '.join(missing)}",
+            "The tests call these functions by name; keep the names and signatures of the starter.",
+        )
+    return Learner(module, path)
+
+
+class Learner:
+    """The learner's module; attribute access gives its functions wrapped by `observed`."""
+
+    def __init__(self, module: ModuleType, path: Path) -> None:
+        self.module = module
+        self.path = path
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        return observed(getattr(self.module, name), name, self.path)
+
+
+def observed(fn: Callable[..., Any], name: str, path: Path) -> Callable[..., Any]:
+    """`fn` that turns errors into diagnoses and insists on at least one Triton launch."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        before = launches.count()
+        try:
+            result = fn(*args, **kwargs)
+        except DrillFailure:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every learner error is reported, not raised
+            raise classify(exc, name, path) from None
+        if launches.count() == before:
+            raise DrillFailure(
+                dx.TORCH_FALLBACK,
+                f"{name} returned without launching a Triton kernel",
+                "The drill is to compute the result in your @triton.jit kernel, not with torch.",
+            )
+        return result
+
+    return call
+
+
+def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
+    """Name what kind of error the learner's code raised, and where."""
+    root = _root_cause(exc)
+    line = deepest_line(exc, path)
+    where = f"{path.name}:{line}" if line else path.name
+    kind = type(root).__name__
+    if isinstance(root, NotImplementedError):
+        return DrillFailure(dx.NOT_STARTED, f"{name} is not written yet ({where}: {root})", line=line)
+    if _is_compile_error(root):
+        kernel_line = _compile_error_line(root, path) or line
+        text = getattr(root, "error_message", None) or str(root).strip().splitlines()[-1]
+        return DrillFailure(
+            dx.TRITON_COMPILE_ERROR,
+            f"{path.name}:{kernel_line}: Triton could not compile the kernel: {text}",
+            _excerpt(path, kernel_line),
+            line=kernel_line,
+        )
+    message = str(root).strip().splitlines()[0] if str(root).strip() else ""
+    if "CUDA error" in message or "illegal memory access" in message or kind == "AcceleratorError":
+        return DrillFailure(
+            dx.CUDA_ERROR,
+            f"{name} crashed on the GPU: {message}",
+            "An illegal address usually means a load or store without a mask, or a wrong stride.",
+            line=line,
+        )
+    if _is_interpreter_error(exc) and line is not None:
+        # The interpreter runs the kernel as Python, so its errors point at the kernel's line.
+        return DrillFailure(
+            dx.TRITON_COMPILE_ERROR,
+            f"{where}: the kernel failed in Triton's interpreter: {kind}: {message}",
+            _excerpt(path, line),
+            line=line,
+        )
+    return DrillFailure(
+        dx.PYTHON_ERROR, f"{where}: {name} raised {kind}: {message}", _excerpt(path, line), line=line
+    )
+
+
+def deepest_line(exc: BaseException, path: Path) -> int | None:
+    """The innermost line of `path` in the tracebacks of `exc` and the errors it wraps."""
+    target = str(path.resolve())
+    found = None
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        for frame in _frames(exc.__traceback__):
+            if str(Path(frame.filename).resolve()) == target:
+                found = frame.lineno
+        exc = exc.__cause__ or exc.__context__
+    return found
+
+
+def _frames(tb: TracebackType | None) -> list[traceback.FrameSummary]:
+    return list(traceback.extract_tb(tb)) if tb is not None else []
+
+
+def _root_cause(exc: BaseException) -> BaseException:
+    while exc.__cause__ is not None and _is_interpreter_error(exc):
+        exc = exc.__cause__
+    return exc
+
+
+def _is_interpreter_error(exc: BaseException) -> bool:
+    return type(exc).__name__ == "InterpreterError"
+
+
+def _is_compile_error(exc: BaseException) -> bool:
+    return any(cls.__name__ == "CompilationError" for cls in type(exc).__mro__)
+
+
+def _compile_error_line(exc: BaseException, path: Path) -> int | None:
+    """Map a CompilationError's line (relative to the kernel's `def`) to a line of the file."""
+    src, node = getattr(exc, "src", None), getattr(exc, "node", None)
+    if not src or not hasattr(node, "lineno"):
+        return None
+    def_line = src.splitlines()[0].strip()
+    match = re.match(r"def\s+\w+", def_line)
+    if not match:
+        return None
+    for number, text in enumerate(path.read_text().splitlines(), start=1):
+        if text.strip().startswith(match.group(0)):
+            return number + node.lineno - 1
+    return None
+
+
+def _excerpt(path: Path, line: int | None) -> str:
+    if not line:
+        return ""
+    try:
+        text = path.read_text().splitlines()[line - 1]
+    except (OSError, IndexError):
+        return ""
+    return f"    {line} | {text.strip()}"
