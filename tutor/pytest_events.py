@@ -1,0 +1,123 @@
+"""A pytest plugin that streams one JSON line per test to a file or pipe, for the tutor's runner.
+
+    python -m pytest drills/tests/test_t3_layernorm.py -p tutor.pytest_events \
+        --tutor-events /dev/fd/5 --impl mine
+
+Events (each a JSON object on its own line, flushed at once):
+  {"event": "session_start", "backend": ..., "device_name": ..., "torch": ..., "triton": ...}
+  {"event": "test_start", "id": ...}
+  {"event": "test", "id", "outcome", "diagnosis", "message", "details", "line", "duration"}
+  {"event": "collect_error", "message": ...}
+  {"event": "session_end", "exitstatus": ...}
+A test's outcome is passed, failed or skipped; an error in set-up or tear-down counts as failed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import IO, Any
+
+import pytest
+
+from tutor import diagnoses as dx
+
+_EVENTS = pytest.StashKey["EventLog"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.getgroup("tutor").addoption(
+        "--tutor-events", metavar="PATH", default=None,
+        help="write one JSON line per test to PATH (a file or /dev/fd/N)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    path = config.getoption("--tutor-events")
+    if path and not hasattr(config, "workerinput"):  # xdist workers report through the controller
+        log = EventLog(open(path, "w", buffering=1, encoding="utf-8"))  # noqa: SIM115
+        config.stash[_EVENTS] = log
+        config.pluginmanager.register(log, "tutor-events")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    log = config.stash.get(_EVENTS, None)
+    if log is not None:
+        log.close()
+        config.pluginmanager.unregister(log)
+        del config.stash[_EVENTS]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
+    """Attach the diagnosis of a DrillFailure (or of any other error) to the report."""
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is None:
+        return
+    error = call.excinfo.value
+    diagnosis = getattr(error, "diagnosis", None)
+    if diagnosis is not None:
+        report.tutor = {"diagnosis": diagnosis, "message": error.message,
+                        "details": error.details, "line": error.line}
+    elif not call.excinfo.errisinstance(pytest.skip.Exception):
+        text = str(error).strip().splitlines()
+        report.tutor = {"diagnosis": dx.MISMATCH if isinstance(error, AssertionError) else None,
+                        "message": f"{type(error).__name__}: {text[0] if text else ''}",
+                        "details": "", "line": None}
+
+
+class EventLog:
+    """Writes the events; registered as a plugin only when --tutor-events is given."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.results: dict[str, dict[str, Any]] = {}
+
+    def write(self, event: dict[str, Any]) -> None:
+        self.stream.write(json.dumps(event) + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.close()
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        import torch
+
+        from tutor.harness import backend
+
+        chosen = backend.select(force_cpu=session.config.getoption("--cpu", default=False))
+        try:
+            import triton
+
+            triton_version = triton.__version__
+        except ImportError:
+            triton_version = None
+        self.write({"event": "session_start", "backend": chosen.name,
+                    "device_name": chosen.device_name, "torch": torch.__version__,
+                    "triton": triton_version})
+
+    def pytest_runtest_logstart(self, nodeid: str, location: tuple) -> None:
+        self.write({"event": "test_start", "id": nodeid})
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        # One event per test: the first failing phase wins, else the call phase's outcome.
+        entry = self.results.get(report.nodeid)
+        if entry is None or (entry["outcome"] == "passed" and report.outcome != "passed"):
+            info = getattr(report, "tutor", {})
+            outcome = "skipped" if report.skipped else report.outcome
+            self.results[report.nodeid] = {
+                "event": "test", "id": report.nodeid, "outcome": outcome,
+                "diagnosis": info.get("diagnosis"), "message": info.get("message", ""),
+                "details": info.get("details", ""), "line": info.get("line"),
+                "duration": round(report.duration, 4),
+            }
+        if report.when == "teardown":
+            self.write(self.results.pop(report.nodeid))
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.write({"event": "collect_error", "id": report.nodeid,
+                        "message": str(report.longrepr)[-2000:]})
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        self.write({"event": "session_end", "exitstatus": int(exitstatus)})
