@@ -77,7 +77,7 @@ class Catalogue:
 
     def next_after(self, drill_id: str) -> Drill | None:
         ids = [d.id for d in self.drills]
-        later = self.drills[ids.index(drill_id) + 1:] if drill_id in ids else self.drills
+        later = self.drills[ids.index(drill_id) + 1 :] if drill_id in ids else self.drills
         return next((d for d in later if not d.coming), None)
 
 
@@ -137,7 +137,9 @@ def _track(reader: _Reader, raw: Any) -> Track:
     raw = reader.mapping(raw, "a track", raw)
     track_id = reader.key(raw, "id", str, "a track")
     what = f"track '{track_id}'"
-    return Track(track_id, reader.key(raw, "title", str, what), reader.key(raw, "summary", str, what, ""))
+    return Track(
+        track_id, reader.key(raw, "title", str, what), reader.key(raw, "summary", str, what, "")
+    )
 
 
 def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:

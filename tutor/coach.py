@@ -39,10 +39,14 @@ class Coach:
         self.store.reload()
         state = self.store.drill(result.drill)
         state.runs += 1
-        state.last_run = {"status": result.status, "diagnoses": result.diagnoses,
-                          "backend": result.backend, "at": p.now(),
-                          "passed_tests": sum(t.outcome == "passed" for t in result.tests),
-                          "tests": len(result.tests)}
+        state.last_run = {
+            "status": result.status,
+            "diagnoses": result.diagnoses,
+            "backend": result.backend,
+            "at": p.now(),
+            "passed_tests": sum(t.outcome == "passed" for t in result.tests),
+            "tests": len(result.tests),
+        }
         if result.passed:
             state.passed_runs += 1
             if state.status != p.PASSED:
@@ -66,8 +70,9 @@ class Coach:
             return None
         ladder = self.book(drill_id).ladder(diagnosis)
         shown = min(state.hints.get(diagnosis, 0), len(ladder.stages))
-        return HintView(drill_id, diagnosis, ladder.title, ladder.stages[:shown],
-                        shown >= len(ladder.stages))
+        return HintView(
+            drill_id, diagnosis, ladder.title, ladder.stages[:shown], shown >= len(ladder.stages)
+        )
 
     def reveal_next(self, drill_id: str) -> HintView | None:
         """Reveal one more stage of the active diagnosis (none when there is no failure)."""

@@ -35,15 +35,19 @@ def _load(path: Path, mtime: float) -> dict[str, Ladder]:
     ladders: dict[str, Ladder] = {}
     for diagnosis, raw in (data.get("diagnoses") or {}).items():
         stages = raw.get("stages") if isinstance(raw, dict) else None
-        if not isinstance(raw, dict) or not isinstance(raw.get("title"), str) or not (
-            isinstance(stages, list) and stages and all(isinstance(s, str) for s in stages)
+        if (
+            not isinstance(raw, dict)
+            or not isinstance(raw.get("title"), str)
+            or not (isinstance(stages, list) and stages and all(isinstance(s, str) for s in stages))
         ):
             raise HintFileError(
-                path, f"diagnosis '{diagnosis}' needs a 'title' and a list of 'stages'",
+                path,
+                f"diagnosis '{diagnosis}' needs a 'title' and a list of 'stages'",
                 line_of(raw),
             )
-        ladders[diagnosis] = Ladder(diagnosis, raw["title"].strip(),
-                                    tuple(s.strip() for s in stages))
+        ladders[diagnosis] = Ladder(
+            diagnosis, raw["title"].strip(), tuple(s.strip() for s in stages)
+        )
     return ladders
 
 

@@ -86,8 +86,13 @@ class CoursePaths:
 
     def resolve_impl(self, file: str, impl: str) -> Path:
         """`mine`, `solutions` (or `solution`, `starter`) or a path to any file."""
-        named = {"mine": self.mine, "solutions": self.solution, "solution": self.solution,
-                 "starter": self.starter, "starters": self.starter}
+        named = {
+            "mine": self.mine,
+            "solutions": self.solution,
+            "solution": self.solution,
+            "starter": self.starter,
+            "starters": self.starter,
+        }
         if impl in named:
             return named[impl](file)
         return Path(impl).expanduser().resolve()

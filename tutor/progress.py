@@ -64,16 +64,24 @@ class ProgressStore:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-                raise ValueError(f"unknown schema {data.get('schema') if isinstance(data, dict) else data!r}")
+                raise ValueError(
+                    f"unknown schema {data.get('schema') if isinstance(data, dict) else data!r}"
+                )
             known = set(DrillProgress.__dataclass_fields__)
             for drill_id, raw in data.get("drills", {}).items():
-                self.drills[drill_id] = DrillProgress(**{k: v for k, v in raw.items() if k in known})
+                self.drills[drill_id] = DrillProgress(
+                    **{k: v for k, v in raw.items() if k in known}
+                )
         except (ValueError, TypeError, AttributeError, OSError) as exc:
-            aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
+            aside = self.path.with_name(
+                f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+            )
             os.replace(self.path, aside)
             self.drills = {}
-            self.warning = (f"{self.path} could not be read ({exc}); it was moved to {aside} and "
-                            "progress starts afresh")
+            self.warning = (
+                f"{self.path} could not be read ({exc}); it was moved to {aside} and "
+                "progress starts afresh"
+            )
 
     def drill(self, drill_id: str) -> DrillProgress:
         return self.drills.setdefault(drill_id, DrillProgress())

@@ -26,7 +26,9 @@ _EVENTS = pytest.StashKey["EventLog"]()
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.getgroup("tutor").addoption(
-        "--tutor-events", metavar="PATH", default=None,
+        "--tutor-events",
+        metavar="PATH",
+        default=None,
         help="write one JSON line per test to PATH (a file or /dev/fd/N)",
     )
 
@@ -57,13 +59,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     error = call.excinfo.value
     diagnosis = getattr(error, "diagnosis", None)
     if diagnosis is not None:
-        report.tutor = {"diagnosis": diagnosis, "message": error.message,
-                        "details": error.details, "line": error.line}
+        report.tutor = {
+            "diagnosis": diagnosis,
+            "message": error.message,
+            "details": error.details,
+            "line": error.line,
+        }
     elif not call.excinfo.errisinstance(pytest.skip.Exception):
         text = str(error).strip().splitlines()
-        report.tutor = {"diagnosis": dx.MISMATCH if isinstance(error, AssertionError) else None,
-                        "message": f"{type(error).__name__}: {text[0] if text else ''}",
-                        "details": "", "line": None}
+        report.tutor = {
+            "diagnosis": dx.MISMATCH if isinstance(error, AssertionError) else None,
+            "message": f"{type(error).__name__}: {text[0] if text else ''}",
+            "details": "",
+            "line": None,
+        }
 
 
 class EventLog:
@@ -92,9 +101,15 @@ class EventLog:
             triton_version = triton.__version__
         except ImportError:
             triton_version = None
-        self.write({"event": "session_start", "backend": chosen.name,
-                    "device_name": chosen.device_name, "torch": torch.__version__,
-                    "triton": triton_version})
+        self.write(
+            {
+                "event": "session_start",
+                "backend": chosen.name,
+                "device_name": chosen.device_name,
+                "torch": torch.__version__,
+                "triton": triton_version,
+            }
+        )
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple) -> None:
         self.write({"event": "test_start", "id": nodeid})
@@ -106,9 +121,13 @@ class EventLog:
             info = getattr(report, "tutor", {})
             outcome = "skipped" if report.skipped else report.outcome
             self.results[report.nodeid] = {
-                "event": "test", "id": report.nodeid, "outcome": outcome,
-                "diagnosis": info.get("diagnosis"), "message": info.get("message", ""),
-                "details": info.get("details", ""), "line": info.get("line"),
+                "event": "test",
+                "id": report.nodeid,
+                "outcome": outcome,
+                "diagnosis": info.get("diagnosis"),
+                "message": info.get("message", ""),
+                "details": info.get("details", ""),
+                "line": info.get("line"),
                 "duration": round(report.duration, 4),
             }
         if report.when == "teardown":
@@ -116,8 +135,13 @@ class EventLog:
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            self.write({"event": "collect_error", "id": report.nodeid,
-                        "message": str(report.longrepr)[-2000:]})
+            self.write(
+                {
+                    "event": "collect_error",
+                    "id": report.nodeid,
+                    "message": str(report.longrepr)[-2000:],
+                }
+            )
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         self.write({"event": "session_end", "exitstatus": int(exitstatus)})

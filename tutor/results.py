@@ -17,6 +17,8 @@ CANCELLED = "cancelled"  # a newer run replaced it
 
 @dataclass
 class TestResult:
+    __test__ = False  # not a pytest test class, despite the name
+
     id: str  # pytest node id
     outcome: str  # passed, failed, skipped
     diagnosis: str | None = None

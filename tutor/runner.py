@@ -16,8 +16,8 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from tutor import diagnoses as dx
 from tutor import results as r
@@ -32,8 +32,14 @@ EventCallback = Callable[[dict[str, Any]], None]
 class Runner:
     """Runs drills of one catalogue; one `run` call per run, safe to use from a worker thread."""
 
-    def __init__(self, catalogue: Catalogue, *, force_cpu: bool = False,
-                 timeout: float = DEFAULT_TIMEOUT_S, python: str = sys.executable) -> None:
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        *,
+        force_cpu: bool = False,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        python: str = sys.executable,
+    ) -> None:
         self.catalogue = catalogue
         self.force_cpu = force_cpu
         self.timeout = timeout
@@ -42,16 +48,34 @@ class Runner:
     def command(self, drill_id: str, impl: str, events_path: str) -> list[str]:
         drill = self.catalogue.drill(drill_id)
         paths = self.catalogue.paths
-        cmd = [self.python, "-m", "pytest", str(paths.test_file(drill.file)),
-               "-p", "tutor.pytest_events", f"--tutor-events={events_path}",
-               f"--impl={impl}", "-q", "--no-header", "-rN", "-p", "no:cacheprovider",
-               f"--rootdir={paths.root}"]
+        cmd = [
+            self.python,
+            "-m",
+            "pytest",
+            str(paths.test_file(drill.file)),
+            "-p",
+            "tutor.pytest_events",
+            f"--tutor-events={events_path}",
+            f"--impl={impl}",
+            "-q",
+            "--no-header",
+            "-rN",
+            "-p",
+            "no:cacheprovider",
+            f"--rootdir={paths.root}",
+        ]
         if self.force_cpu:
             cmd.append("--cpu")
         return cmd
 
-    def run(self, drill_id: str, impl: str = "mine", *, on_event: EventCallback | None = None,
-            cancel: threading.Event | None = None) -> r.RunResult:
+    def run(
+        self,
+        drill_id: str,
+        impl: str = "mine",
+        *,
+        on_event: EventCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> r.RunResult:
         drill = self.catalogue.drill(drill_id)
         paths = self.catalogue.paths
         impl_path = paths.resolve_impl(drill.file, impl)
@@ -70,8 +94,13 @@ class Runner:
         try:
             child = subprocess.Popen(
                 self.command(drill_id, str(impl_path), f"/dev/fd/{write_fd}"),
-                cwd=paths.root, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, pass_fds=(write_fd,), start_new_session=True,
+                cwd=paths.root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=(write_fd,),
+                start_new_session=True,
             )
         except OSError as exc:
             os.close(read_fd)
@@ -86,9 +115,13 @@ class Runner:
         return result
 
 
-
-def _pump(child: subprocess.Popen, events_fd: int, collector: "_Collector", timeout: float,
-          cancel: threading.Event | None) -> str:
+def _pump(
+    child: subprocess.Popen,
+    events_fd: int,
+    collector: _Collector,
+    timeout: float,
+    cancel: threading.Event | None,
+) -> str:
     """Read events and output until the child exits; returns 'exited', 'timeout' or 'cancelled'."""
     selector = selectors.DefaultSelector()
     assert child.stdout is not None
@@ -170,9 +203,14 @@ class _Collector:
         elif kind == "test":
             self.running = None
             fields = {k: event.get(k) for k in ("id", "outcome", "diagnosis", "line")}
-            self.result.tests.append(r.TestResult(
-                **fields, message=event.get("message") or "", details=event.get("details") or "",
-                duration=event.get("duration") or 0.0))
+            self.result.tests.append(
+                r.TestResult(
+                    **fields,
+                    message=event.get("message") or "",
+                    details=event.get("details") or "",
+                    duration=event.get("duration") or 0.0,
+                )
+            )
         elif kind == "collect_error":
             self.collect_errors.append(event.get("message", ""))
         elif kind == "session_end":
@@ -187,19 +225,28 @@ class _Collector:
             result.status, result.message = r.CANCELLED, "replaced by a newer run"
         elif ended == "timeout":
             result.status = r.TIMEOUT
-            result.message = (f"killed after {timeout:.0f} s" + (f" while running {hung}" if hung
-                              else "") + ": a kernel that never finishes, or a very slow one")
+            result.message = (
+                f"killed after {timeout:.0f} s"
+                + (f" while running {hung}" if hung else "")
+                + ": a kernel that never finishes, or a very slow one"
+            )
             found.append(dx.KERNEL_HANG)
         elif returncode < 0 or (not self.session_ended and returncode != 0):
             result.status = r.CRASHED
-            how = (f"signal {signal.Signals(-returncode).name}" if returncode < 0
-                   else f"exit code {returncode}")
-            result.message = (f"the test process died ({how})"
-                              + (f" while running {hung}" if hung else ""))
+            how = (
+                f"signal {signal.Signals(-returncode).name}"
+                if returncode < 0
+                else f"exit code {returncode}"
+            )
+            result.message = f"the test process died ({how})" + (
+                f" while running {hung}" if hung else ""
+            )
             found.append(dx.PROCESS_CRASHED)
         elif self.collect_errors:
             result.status = r.COLLECTION_ERROR
-            result.message = "the drill's test file could not be collected:\n" + self.collect_errors[0]
+            result.message = (
+                "the drill's test file could not be collected:\n" + self.collect_errors[0]
+            )
         elif returncode == 0 and result.tests:
             result.status = r.PASSED
         elif returncode in (1,) and result.tests:

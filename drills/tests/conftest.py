@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from tutor.catalogue import load_catalogue
 from tutor.harness import backend as backend_mod
 from tutor.harness import learner
-from tutor.catalogue import load_catalogue
 from tutor.paths import CoursePaths
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,10 +22,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("tutor drills")
-    group.addoption("--impl", default="mine",
-                    help="the file under test: mine, solutions, or a path (default: mine)")
-    group.addoption("--cpu", action="store_true",
-                    help="run kernels on the CPU through Triton's interpreter")
+    group.addoption(
+        "--impl",
+        default="mine",
+        help="the file under test: mine, solutions, or a path (default: mine)",
+    )
+    group.addoption(
+        "--cpu", action="store_true", help="run kernels on the CPU through Triton's interpreter"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -34,7 +38,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> str:
     chosen = config.stash[_BACKEND]
-    return f"tutor backend: {chosen.name} ({chosen.device_name}); impl: {config.getoption('--impl')}"
+    return (
+        f"tutor backend: {chosen.name} ({chosen.device_name}); impl: {config.getoption('--impl')}"
+    )
 
 
 _BACKEND = pytest.StashKey[backend_mod.Backend]()

@@ -9,8 +9,9 @@ fits becomes the failure's diagnosis; the message says what differs, where and b
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -57,7 +58,9 @@ def expect_close(
     - `tail`: a bool mask of the positions in the last, partly padded block.
     """
     if not isinstance(actual, torch.Tensor):
-        raise DrillFailure(dx.WRONG_SHAPE, f"{what} should be a tensor, got {type(actual).__name__}")
+        raise DrillFailure(
+            dx.WRONG_SHAPE, f"{what} should be a tensor, got {type(actual).__name__}"
+        )
     if tuple(actual.shape) != tuple(expected.shape):
         raise DrillFailure(
             dx.WRONG_SHAPE,
@@ -65,24 +68,24 @@ def expect_close(
         )
     if actual.dtype != expected.dtype:
         raise DrillFailure(
-            dtype_diagnosis, f"{what} has dtype {_name(actual.dtype)}, expected {_name(expected.dtype)}"
+            dtype_diagnosis,
+            f"{what} has dtype {_name(actual.dtype)}, expected {_name(expected.dtype)}",
         )
     if actual.device.type != expected.device.type:
-        raise DrillFailure(
-            dx.MISMATCH, f"{what} is on {actual.device}, expected {expected.device}"
-        )
+        raise DrillFailure(dx.MISMATCH, f"{what} is on {actual.device}, expected {expected.device}")
     got, want = actual.detach().float(), expected.detach().float()
     if _excess(got, want, tol) <= 1.0:
         return
     message = describe_mismatch(got, want, tol, what)
     for suspect in suspects:
         if _explains(got, want, suspect.value.detach().float(), tol):
-            raise DrillFailure(
-                suspect.diagnosis, message, f"Your {what} matches {suspect.story}."
-            )
+            raise DrillFailure(suspect.diagnosis, message, f"Your {what} matches {suspect.story}.")
     if fp32_rerun is not None and expected.dtype != torch.float32 and fp32_expected is not None:
         rerun = fp32_rerun()
-        if isinstance(rerun, torch.Tensor) and _excess(rerun.float(), fp32_expected.float(), tol) <= 1:
+        if (
+            isinstance(rerun, torch.Tensor)
+            and _excess(rerun.float(), fp32_expected.float(), tol) <= 1
+        ):
             raise DrillFailure(
                 dx.BF16_NO_UPCAST,
                 message,
@@ -100,7 +103,9 @@ def expect_close(
     if bad_values.any():
         raise DrillFailure(dx.NAN_OR_INF, message, _count_text(bad_values, "are NaN or inf"))
     if untouched is not None and torch.equal(actual, untouched):
-        raise DrillFailure(dx.OUTPUT_UNTOUCHED, f"{what} was not written: it still holds its old values")
+        raise DrillFailure(
+            dx.OUTPUT_UNTOUCHED, f"{what} was not written: it still holds its old values"
+        )
     if not got.any() and want.any():
         raise DrillFailure(dx.OUTPUT_UNTOUCHED, f"{what} is all zeros: was it written at all?")
     if tail is not None:

@@ -16,9 +16,10 @@ def guarded(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
     Returns (tensor, buffer); keep `buffer.clone()` to check later that nothing wrote outside.
     """
-    buffer = torch.full((values.numel() + 2 * GUARD,), float("nan"), dtype=values.dtype,
-                        device=values.device)
-    view = buffer[GUARD:GUARD + values.numel()].view(values.shape)
+    buffer = torch.full(
+        (values.numel() + 2 * GUARD,), float("nan"), dtype=values.dtype, device=values.device
+    )
+    view = buffer[GUARD : GUARD + values.numel()].view(values.shape)
     view.copy_(values)
     return view, buffer
 

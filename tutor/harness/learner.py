@@ -12,16 +12,17 @@ import importlib.util
 import re
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType, TracebackType
-from typing import Any, Callable
+from typing import Any
 
 from tutor import diagnoses as dx
 from tutor.harness import launches
 from tutor.harness.failures import DrillFailure
 
 
-def load(path: Path, functions: tuple[str, ...]) -> "Learner":
+def load(path: Path, functions: tuple[str, ...]) -> Learner:
     """Import `path` as a fresh module and check it defines `functions`."""
     if not path.is_file():
         raise DrillFailure(dx.MISSING_FILE, f"{path} does not exist")
@@ -98,10 +99,21 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
     where = f"{path.name}:{line}" if line else path.name
     kind = type(root).__name__
     if isinstance(root, NotImplementedError):
-        return DrillFailure(dx.NOT_STARTED, f"{name} is not written yet ({where}: {root})", line=line)
+        return DrillFailure(
+            dx.NOT_STARTED, f"{name} is not written yet ({where}: {root})", line=line
+        )
     if _is_compile_error(root):
         kernel_line = _compile_error_line(root, path) or line
         text = getattr(root, "error_message", None) or str(root).strip().splitlines()[-1]
+        if _HALF_MATH.search(str(root)):
+            # The GPU compiler refuses exp/sqrt/... on 16-bit floats: the same missing upcast
+            # that gives garbage in the CPU interpreter.
+            return DrillFailure(
+                dx.BF16_NO_UPCAST,
+                f"{path.name}:{kernel_line}: math on 16-bit floats: {text}",
+                "Convert after loading: x = tl.load(...).to(tl.float32).",
+                line=kernel_line,
+            )
         return DrillFailure(
             dx.TRITON_COMPILE_ERROR,
             f"{path.name}:{kernel_line}: Triton could not compile the kernel: {text}",
@@ -125,8 +137,14 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
             line=line,
         )
     return DrillFailure(
-        dx.PYTHON_ERROR, f"{where}: {name} raised {kind}: {message}", _excerpt(path, line), line=line
+        dx.PYTHON_ERROR,
+        f"{where}: {name} raised {kind}: {message}",
+        _excerpt(path, line),
+        line=line,
     )
+
+
+_HALF_MATH = re.compile(r"Expected dtype \[.*\] but got (bf16|fp16)")
 
 
 def deepest_line(exc: BaseException, path: Path) -> int | None:

@@ -1,0 +1,21 @@
+# The two commands of the README: `make` installs (once) and starts the tutor; `make test`
+# installs (once) and runs every test. Everything goes into a virtual environment, .venv/.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# On a machine without an NVIDIA GPU, take torch's CPU build (small) before the package pulls
+# the default one; Triton's interpreter then runs the kernels on the CPU.
+CPU_TORCH ?= torch==2.13.0
+
+.PHONY: tutor test
+tutor: $(VENV)/.installed
+	$(VENV)/bin/tutor
+
+test: $(VENV)/.installed
+	$(PY) -m pytest
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	command -v nvidia-smi >/dev/null || $(PY) -m pip install -q "$(CPU_TORCH)"
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@

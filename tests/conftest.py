@@ -1,0 +1,33 @@
+"""Fixtures for the project's own tests: the real course, and throw-away copies of it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tutor.catalogue import Catalogue, load_catalogue
+from tutor.paths import CoursePaths
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+pytest_plugins = ["pytester"]
+
+
+@pytest.fixture(scope="session")
+def catalogue() -> Catalogue:
+    """The real course, read-only."""
+    return load_catalogue(CoursePaths(ROOT))
+
+
+@pytest.fixture
+def course(tmp_path: Path) -> CoursePaths:
+    """A writable copy of the course (catalogue, drills, hints) without any learner state."""
+    for name in ("drills.yaml", "hints"):
+        source = ROOT / name
+        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, tmp_path / name)
+    shutil.copytree(
+        ROOT / "drills", tmp_path / "drills", ignore=shutil.ignore_patterns("mine", "__pycache__")
+    )
+    return CoursePaths(tmp_path)

@@ -1,0 +1,136 @@
+"""expect_close names the mistake: suspects first, then the generic failure patterns."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tutor import diagnoses as dx
+from tutor.harness import inputs
+from tutor.harness.backend import CPU, CUDA, Backend, round_to
+from tutor.harness.checks import Suspect, Tolerance, expect_close, expect_unchanged
+from tutor.harness.failures import DrillFailure
+
+TOL = Tolerance(atol=1e-5, rtol=1e-5)  # fp32 math on both sides
+
+
+def _diagnosis(actual, expected, **kwargs) -> DrillFailure:
+    with pytest.raises(DrillFailure) as caught:
+        expect_close(actual, expected, what="y", tol=TOL, **kwargs)
+    return caught.value
+
+
+def test_close_output_passes():
+    x = torch.randn(4, 7)
+    expect_close(x + 1e-7, x, what="y", tol=TOL)
+
+
+def test_message_says_how_many_where_and_by_how_much():
+    want = torch.zeros(3, 5)
+    got = want.clone()
+    got[2, 4] = 0.5
+    failure = _diagnosis(got, want)
+    assert failure.diagnosis == dx.MISMATCH
+    assert "1 of 15 values differ" in failure.message and "worst at [2, 4]" in failure.message
+    assert "got 0.5, expected 0" in failure.message
+
+
+def test_shape_and_dtype_come_first():
+    assert _diagnosis(torch.zeros(3), torch.zeros(4)).diagnosis == dx.WRONG_SHAPE
+    assert (
+        _diagnosis(torch.zeros(3), torch.zeros(3, dtype=torch.bfloat16)).diagnosis == dx.WRONG_DTYPE
+    )
+    custom = _diagnosis(
+        torch.zeros(3, dtype=torch.bfloat16), torch.zeros(3), dtype_diagnosis="stats-dtype"
+    )
+    assert custom.diagnosis == "stats-dtype"
+    assert _diagnosis((1, 2), torch.zeros(2)).diagnosis == dx.WRONG_SHAPE
+
+
+def test_matching_suspect_names_the_mistake():
+    want = torch.linspace(1, 2, 10)
+    wrong = want * 1.1
+    failure = _diagnosis(
+        wrong,
+        want,
+        suspects=[
+            Suspect("other", want * 0.5, "half"),
+            Suspect("ten-percent", want * 1.1, "the 10% one"),
+        ],
+    )
+    assert failure.diagnosis == "ten-percent"
+    assert "matches the 10% one" in failure.details
+
+
+def test_suspect_that_does_not_fit_is_not_named():
+    want = torch.linspace(1, 2, 10)
+    failure = _diagnosis(want * 1.3, want, suspects=[Suspect("ten-percent", want * 1.1, "x")])
+    assert failure.diagnosis == dx.MISMATCH
+
+
+def test_suspect_with_nan_matches_nan_output():
+    want = torch.tensor([0.2, 0.3, 0.5])
+    overflowed = torch.tensor([float("nan"), float("nan"), 0.5])
+    failure = _diagnosis(overflowed.clone(), want, suspects=[Suspect("no-max", overflowed, "x")])
+    assert failure.diagnosis == "no-max"
+
+
+def test_nan_from_guarded_memory_is_a_missing_mask():
+    want = torch.ones(4)
+    got = torch.tensor([1.0, 1.0, 1.0, float("nan")])
+    assert _diagnosis(got, want, reads_guarded=True).diagnosis == dx.MISSING_MASK
+    assert _diagnosis(got, want).diagnosis == dx.NAN_OR_INF
+
+
+def test_untouched_and_all_zero_outputs():
+    before = torch.randn(5)
+    assert _diagnosis(before.clone(), before + 1, untouched=before).diagnosis == dx.OUTPUT_UNTOUCHED
+    assert _diagnosis(torch.zeros(5), torch.ones(5)).diagnosis == dx.OUTPUT_UNTOUCHED
+
+
+def test_only_the_tail_wrong():
+    want = torch.ones(2, 10)
+    got = want.clone()
+    got[:, 9] = 3
+    tail = inputs.padded_tail(10, 8, (2, 10), "cpu")
+    assert _diagnosis(got, want, tail=tail).diagnosis == dx.TAIL_WRONG
+    got[0, 0] = 3
+    assert _diagnosis(got, want, tail=tail).diagnosis == dx.MISMATCH
+
+
+def test_fp32_rerun_that_passes_means_no_upcast():
+    want = torch.ones(4, dtype=torch.bfloat16)
+    garbage = torch.full((4,), 7.0, dtype=torch.bfloat16)
+    failure = _diagnosis(
+        garbage, want, fp32_rerun=lambda: torch.ones(4), fp32_expected=torch.ones(4)
+    )
+    assert failure.diagnosis == dx.BF16_NO_UPCAST
+    still_wrong = _diagnosis(
+        garbage, want, fp32_rerun=lambda: torch.zeros(4) + 7, fp32_expected=torch.ones(4)
+    )
+    assert still_wrong.diagnosis == dx.MISMATCH
+
+
+def test_guard_overwritten_is_a_missing_mask():
+    view, buffer = inputs.guarded(torch.arange(6.0).view(2, 3))
+    before = buffer.clone()
+    assert torch.isnan(buffer[: inputs.GUARD]).all() and view.is_contiguous()
+    expect_unchanged(buffer, before, what="x")
+    buffer[inputs.GUARD + 6] = 0.0
+    with pytest.raises(DrillFailure) as caught:
+        expect_unchanged(buffer, before, what="x")
+    assert caught.value.diagnosis == dx.MISSING_MASK
+
+
+def test_row_sliced_view_has_longer_rows_full_of_nan():
+    view, base = inputs.row_sliced(torch.ones(3, 5), slack=3)
+    assert view.shape == (3, 5) and view.stride() == (8, 1)
+    assert torch.isnan(base[:, 5:]).all() and (view == 1).all()
+
+
+def test_bf16_rounding_follows_the_backend():
+    value = torch.tensor([1.005859375])  # between two bf16 values, nearer the upper one
+    cpu, gpu = Backend(CPU, "cpu", ""), Backend(CUDA, "cuda", "")
+    assert round_to(value, torch.bfloat16, cpu).item() == 1.0  # the interpreter truncates
+    assert round_to(value, torch.bfloat16, gpu).item() == 1.0078125  # the GPU rounds to nearest
+    assert round_to(-value, torch.bfloat16, cpu).item() == -1.0

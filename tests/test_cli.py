@@ -1,0 +1,105 @@
+"""The `tutor` command, as a script would use it: output, JSON contract and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from .conftest import ROOT
+
+
+def tutor(course, *args, timeout=120):
+    env = dict(os.environ, TUTOR_ROOT=str(course.root))
+    return subprocess.run(
+        [sys.executable, "-m", "tutor", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        cwd=course.root,
+    )
+
+
+def test_help_answers_quickly(course):
+    started = time.monotonic()
+    out = tutor(course, "--help")
+    assert out.returncode == 0 and "check" in out.stdout
+    assert time.monotonic() - started < 1.5
+
+
+def test_check_solution_json_contract(course):
+    started = time.monotonic()
+    out = tutor(course, "check", "t3", "--impl", "solutions", "--cpu", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert time.monotonic() - started < 10
+    assert data["drill"] == "t3" and data["passed"] is True and data["status"] == "passed"
+    assert data["backend"] == "cpu-interpreter"
+    assert data["diagnoses"] == [] and data["hint"] is None
+    assert data["tests"] and {"id", "outcome", "diagnosis", "message"} <= set(data["tests"][0])
+
+
+def test_first_check_makes_the_learner_file_and_fails_as_not_started(course):
+    out = tutor(course, "check", "t3", "--cpu", "--json")
+    assert out.returncode == 1
+    data = json.loads(out.stdout)
+    assert data["diagnoses"] == ["not-started"]
+    assert data["hint"]["diagnosis"] == "not-started" and len(data["hint"]["stages"]) == 1
+    mine = course.mine("t3_layernorm.py")
+    assert mine.read_text() == course.starter("t3_layernorm.py").read_text()
+
+
+def test_text_report_hint_ladder_and_progress(course):
+    mutant = sorted((ROOT / "tests" / "mutants" / "t3").glob("padding-where__*.py"))[0]
+    course.mine("t3_layernorm.py").parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(mutant, course.mine("t3_layernorm.py"))
+    out = tutor(course, "check", "t3", "--cpu")
+    assert out.returncode == 1
+    assert "✗ test_" in out.stdout and "(padding-where)" in out.stdout
+    assert "1. " in out.stdout and "2. " not in out.stdout
+    second = tutor(course, "hint", "t3")
+    assert "2. " in second.stdout and "3. " not in second.stdout
+    progress = json.loads(tutor(course, "progress", "--json").stdout)["drills"]["t3"]
+    assert progress["status"] == "failing" and progress["runs"] == 1
+    assert progress["hints"] == {"padding-where": 2} and progress["hints_revealed"] == 2
+    assert "failing" in tutor(course, "progress").stdout
+    assert tutor(course, "solution", "t3").returncode == 1  # not yet: no pass, hints left
+
+
+def test_reset_restores_the_starter_and_keeps_a_backup(course):
+    mine = course.mine("t3_layernorm.py")
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text("# my work\n")
+    out = tutor(course, "reset", "t3")
+    assert out.returncode == 0
+    assert mine.read_text() == course.starter("t3_layernorm.py").read_text()
+    backups = list(course.backups.iterdir())
+    assert len(backups) == 1 and backups[0].read_text() == "# my work\n"
+    assert str(backups[0]) in out.stdout
+
+
+@pytest.mark.parametrize("args", [("check", "zz"), ("hint", "nope"), ("reset", "q9")])
+def test_unknown_drill_is_a_usage_error(course, args):
+    out = tutor(course, *args)
+    assert out.returncode == 2 and "no drill" in out.stderr
+
+
+def test_broken_catalogue_is_reported_with_file_and_line(course):
+    course.catalogue.write_text(course.catalogue.read_text().replace("file: t3_layernorm.py\n", ""))
+    out = tutor(course, "list")
+    assert out.returncode == 2
+    assert "drills.yaml:" in out.stderr and "drill 't3': missing key 'file'" in out.stderr
+
+
+def test_corrupt_progress_file_warns_and_keeps_a_copy(course):
+    course.state_dir.mkdir()
+    course.progress_file.write_text("{not json")
+    out = tutor(course, "progress")
+    assert out.returncode == 0 and "warning:" in out.stderr and "moved to" in out.stderr
+    assert list(course.state_dir.glob("progress.json.corrupt-*"))

@@ -1,0 +1,61 @@
+"""Progress is kept on disk atomically, and a corrupt file is set aside, never dropped silently."""
+
+from __future__ import annotations
+
+import json
+
+from tutor import progress as p
+
+
+def test_round_trip(tmp_path):
+    store = p.ProgressStore(tmp_path / "progress.json")
+    state = store.drill("t3")
+    state.runs, state.hints = 2, {"padding-where": 2}
+    store.save()
+    again = p.ProgressStore(tmp_path / "progress.json")
+    assert again.drill("t3").runs == 2
+    assert again.drill("t3").hints_revealed == 2
+    assert json.loads((tmp_path / "progress.json").read_text())["schema"] == p.SCHEMA
+
+
+def test_save_leaves_no_temporary_files_and_replaces_whole(tmp_path):
+    store = p.ProgressStore(tmp_path / "progress.json")
+    for n in range(3):
+        store.drill("t1").runs = n
+        store.save()
+    assert [f.name for f in tmp_path.iterdir()] == ["progress.json"]
+
+
+def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
+    store = p.ProgressStore(tmp_path / "progress.json")
+    store.drill("t1").runs = 1
+    store.save()
+    store.drill("t1").runs = 5
+
+    def broken_dump(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(p.json, "dump", broken_dump)
+    try:
+        store.save()
+    except OSError:
+        pass
+    assert json.loads((tmp_path / "progress.json").read_text())["drills"]["t1"]["runs"] == 1
+    assert [f.name for f in tmp_path.iterdir()] == ["progress.json"]
+
+
+def test_corrupt_file_is_moved_aside_with_a_warning(tmp_path):
+    path = tmp_path / "progress.json"
+    path.write_text('{"schema": 1, "drills": {"t1": ')
+    store = p.ProgressStore(path)
+    assert store.drills == {}
+    assert store.warning and "moved to" in store.warning
+    aside = [f for f in tmp_path.iterdir() if f.name.startswith("progress.json.corrupt-")]
+    assert len(aside) == 1 and aside[0].read_text().startswith('{"schema": 1')
+    assert not path.exists()
+
+
+def test_unknown_schema_is_treated_as_corrupt(tmp_path):
+    path = tmp_path / "progress.json"
+    path.write_text('{"schema": 99, "drills": {}}')
+    assert "unknown schema 99" in p.ProgressStore(path).warning

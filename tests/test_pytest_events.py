@@ -1,0 +1,91 @@
+"""The pytest plugin streams one JSON event per test, with the diagnosis of a DrillFailure."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+TESTS = """
+import pytest
+from tutor.harness.failures import DrillFailure
+
+def test_ok():
+    pass
+
+def test_diagnosed():
+    raise DrillFailure("padding-where", "y: 3 of 10 values differ", "Your y matches x.", line=12)
+
+def test_plain_assert():
+    assert 1 == 2
+
+def test_error():
+    raise KeyError("k")
+
+@pytest.fixture
+def broken():
+    raise DrillFailure("syntax-error", "mine.py:3: syntax error", line=3)
+
+def test_setup_fails(broken):
+    pass
+
+def test_skipped():
+    pytest.skip("no GPU")
+"""
+
+
+@pytest.fixture
+def events(pytester: pytest.Pytester):
+    pytester.makepyfile(test_sample=TESTS)
+    path = pytester.path / "events.jsonl"
+    result = pytester.runpytest_subprocess("-p", "tutor.pytest_events", f"--tutor-events={path}")
+    assert result.ret == 1
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_one_event_per_test_in_order(events):
+    kinds = [e["event"] for e in events]
+    assert kinds[0] == "session_start" and kinds[-1] == "session_end"
+    tests = [e for e in events if e["event"] == "test"]
+    assert [t["id"].split("::")[1] for t in tests] == [
+        "test_ok",
+        "test_diagnosed",
+        "test_plain_assert",
+        "test_error",
+        "test_setup_fails",
+        "test_skipped",
+    ]
+    assert kinds.count("test_start") == 6
+    # Every test's start comes before its result.
+    starts = {e["id"]: i for i, e in enumerate(events) if e["event"] == "test_start"}
+    for test in tests:
+        assert starts[test["id"]] < events.index(test)
+
+
+def test_outcomes_diagnoses_and_messages(events):
+    by_name = {e["id"].split("::")[1]: e for e in events if e["event"] == "test"}
+    assert by_name["test_ok"]["outcome"] == "passed" and by_name["test_ok"]["diagnosis"] is None
+    diagnosed = by_name["test_diagnosed"]
+    assert diagnosed["outcome"] == "failed"
+    assert diagnosed["diagnosis"] == "padding-where"
+    assert diagnosed["message"] == "y: 3 of 10 values differ"
+    assert diagnosed["details"] == "Your y matches x." and diagnosed["line"] == 12
+    assert by_name["test_plain_assert"]["diagnosis"] == "mismatch"
+    assert by_name["test_error"]["diagnosis"] is None
+    assert by_name["test_error"]["message"].startswith("KeyError")
+    setup = by_name["test_setup_fails"]
+    assert (setup["outcome"], setup["diagnosis"], setup["line"]) == ("failed", "syntax-error", 3)
+    assert by_name["test_skipped"]["outcome"] == "skipped"
+
+
+def test_session_start_names_the_backend(events):
+    start = events[0]
+    assert start["backend"] in ("cpu-interpreter", "cuda")
+    assert start["torch"]
+
+
+def test_no_events_without_the_option(pytester: pytest.Pytester):
+    pytester.makepyfile(test_sample="def test_ok():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "tutor.pytest_events")
+    assert result.ret == 0
+    assert not list(pytester.path.glob("*.jsonl"))

@@ -1,0 +1,64 @@
+"""The runner keeps the learner's code in a child process and turns every ending into a status."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from tutor import diagnoses as dx
+from tutor import results as r
+from tutor.runner import Runner
+
+from .conftest import FIXTURES
+
+
+def test_solution_streams_events_and_passes(catalogue):
+    events = []
+    result = Runner(catalogue, force_cpu=True).run("t3", "solutions", on_event=events.append)
+    assert result.status == r.PASSED, result.output
+    assert result.backend == "cpu-interpreter"
+    assert result.diagnoses == []
+    finished = [e for e in events if e["event"] == "test"]
+    assert len(finished) == len(result.tests) > 5
+    assert events[0]["event"] == "session_start" and events[-1]["event"] == "session_end"
+
+
+def test_hanging_kernel_is_killed_at_the_timeout(catalogue):
+    started = time.monotonic()
+    result = Runner(catalogue, force_cpu=True, timeout=20).run("t3", str(FIXTURES / "t3_hangs.py"))
+    assert time.monotonic() - started < 40
+    assert result.status == r.TIMEOUT
+    assert "killed after 20 s while running test_" in result.message
+    assert result.diagnoses == [dx.KERNEL_HANG]
+
+
+def test_crash_becomes_a_status_not_a_dead_tutor(catalogue):
+    result = Runner(catalogue, force_cpu=True).run("t3", str(FIXTURES / "t3_segfaults.py"))
+    assert result.status == r.CRASHED
+    assert "SIGSEGV" in result.message and "while running test_" in result.message
+    assert result.diagnoses == [dx.PROCESS_CRASHED]
+
+
+def test_syntax_error_names_the_file_and_line(catalogue):
+    result = Runner(catalogue, force_cpu=True).run("t3", str(FIXTURES / "t3_syntax_error.py"))
+    assert result.status == r.FAILED
+    assert result.diagnoses == [dx.SYNTAX_ERROR]
+    first = result.tests[0]
+    assert first.line == 7 and "t3_syntax_error.py:7" in first.message
+
+
+def test_missing_learner_file(catalogue, tmp_path):
+    result = Runner(catalogue, force_cpu=True).run("t3", str(tmp_path / "nope.py"))
+    assert result.status == r.SETUP_ERROR and result.diagnoses == [dx.MISSING_FILE]
+
+
+def test_cancel_kills_the_run(catalogue):
+    cancel = threading.Event()
+    timer = threading.Timer(3.0, cancel.set)
+    timer.start()
+    started = time.monotonic()
+    result = Runner(catalogue, force_cpu=True, timeout=60).run(
+        "t3", str(FIXTURES / "t3_hangs.py"), cancel=cancel
+    )
+    assert result.status == r.CANCELLED
+    assert time.monotonic() - started < 10

@@ -1,0 +1,267 @@
+"""The `tutor` command: the app with no arguments, and headless commands for scripts.
+
+    tutor                         open the app (Textual)
+    tutor list                    tracks and drills with their status
+    tutor check DRILL [--impl mine|solutions|PATH] [--cpu] [--json]
+    tutor hint DRILL              reveal the next hint stage
+    tutor progress [--json]       every drill's status, runs, hints and best bench
+    tutor reset DRILL             restore the starter (the old file is backed up)
+    tutor lesson DRILL            print the lesson
+    tutor solution DRILL          print the reference (after a pass or the last hint)
+    tutor bench DRILL [--impl ...] time the kernel on a GPU
+
+Exit codes: 0 success (check: all tests pass), 1 tests fail, 2 usage or set-up error.
+Nothing here imports torch or textual at start-up: the tests run in a child process and the
+app is imported only when it is opened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+
+from tutor import __version__
+from tutor import progress as p
+from tutor.catalogue import Catalogue, CatalogueError, load_catalogue
+from tutor.coach import Coach
+from tutor.hints import HintFileError
+from tutor.paths import CourseNotFound, CoursePaths, find_root
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A bad drill id, a missing file: reported in one line, exit code 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tutor", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--root", help="the course folder (default: found from here or $TUTOR_ROOT)"
+    )
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="run kernels on the CPU through Triton's interpreter even with a GPU",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.add_parser("list", help="tracks and drills with their status")
+    check = sub.add_parser("check", help="run a drill's tests headless")
+    check.add_argument("drill")
+    check.add_argument("--impl", default="mine", help="mine (default), solutions, or a file path")
+    check.add_argument(
+        "--cpu", action="store_true", default=argparse.SUPPRESS, help="force the CPU interpreter"
+    )
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.add_argument(
+        "--timeout", type=float, default=None, help="seconds before the run is killed"
+    )
+    hint = sub.add_parser("hint", help="reveal the next hint stage for a drill")
+    hint.add_argument("drill")
+    prog = sub.add_parser("progress", help="show progress (works offline, no GPU needed)")
+    prog.add_argument("--json", action="store_true")
+    reset = sub.add_parser("reset", help="restore the starter file (keeps a backup)")
+    reset.add_argument("drill")
+    lesson = sub.add_parser("lesson", help="print a drill's lesson")
+    lesson.add_argument("drill")
+    solution = sub.add_parser("solution", help="print the reference solution once unlocked")
+    solution.add_argument("drill")
+    bench = sub.add_parser("bench", help="time a drill's kernels on the GPU")
+    bench.add_argument("drill")
+    bench.add_argument("--impl", default="mine")
+    bench.add_argument("--json", action="store_true")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        paths = CoursePaths(find_root(args.root))
+        if args.command is None:
+            from tutor.ui.app import run_app  # Textual is imported only for the app
+
+            return run_app(paths, force_cpu=args.cpu)
+        catalogue = load_catalogue(paths)
+        store = p.ProgressStore(paths.progress_file)
+        if store.warning:
+            print(f"warning: {store.warning}", file=sys.stderr)
+        handler = COMMANDS[args.command]
+        return handler(args, catalogue, store)
+    except (CourseNotFound, CatalogueError, HintFileError, UsageError) as exc:
+        print(f"tutor: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _drill(catalogue: Catalogue, drill_id: str):
+    try:
+        drill = catalogue.drill(drill_id)
+    except KeyError as exc:
+        raise UsageError(exc.args[0]) from None
+    if drill.coming:
+        raise UsageError(f"drill {drill_id} is not ready yet (marked as coming in drills.yaml)")
+    return drill
+
+
+def cmd_list(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
+    from tutor.report import format_list
+
+    print(format_list(catalogue, store))
+    return EXIT_OK
+
+
+def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
+    from tutor import workspace
+    from tutor.hints import HintBook
+    from tutor.report import format_hint, format_run
+    from tutor.results import SETUP_ERROR
+    from tutor.runner import DEFAULT_TIMEOUT_S, Runner
+
+    drill = _drill(catalogue, args.drill)
+    if args.impl == "mine":
+        workspace.ensure_mine(catalogue, drill)
+    runner = Runner(
+        catalogue, force_cpu=getattr(args, "cpu", False), timeout=args.timeout or DEFAULT_TIMEOUT_S
+    )
+    result = runner.run(drill.id, args.impl)
+    book = HintBook(catalogue.paths.hints_dir, drill.id)
+    coach = Coach(catalogue, store)
+    if args.impl == "mine" and result.status != SETUP_ERROR:
+        view = coach.record_run(result)
+    elif result.diagnoses:  # another file: show the first stage, remember nothing
+        ladder = book.ladder(result.diagnoses[0])
+        from tutor.coach import HintView
+
+        view = HintView(
+            drill.id, ladder.diagnosis, ladder.title, ladder.stages[:1], len(ladder.stages) <= 1
+        )
+    else:
+        view = None
+    if args.json:
+        data = {
+            "drill": drill.id,
+            "passed": result.passed,
+            "backend": result.backend,
+            "device_name": result.device_name,
+            "status": result.status,
+            "impl": result.impl,
+            "tests": [
+                {
+                    "id": t.id,
+                    "outcome": t.outcome,
+                    "diagnosis": t.diagnosis,
+                    "message": t.message,
+                    "details": t.details,
+                    "line": t.line,
+                }
+                for t in result.tests
+            ],
+            "diagnoses": result.diagnoses,
+            "hint": asdict(view) if view else None,
+            "message": result.message,
+            "duration": result.duration,
+        }
+        print(json.dumps(data, indent=2))
+    else:
+        print(format_run(result, book, str(catalogue.paths.root) + "/"))
+        if view is not None:
+            print()
+            print(format_hint(view, drill.id))
+        elif result.passed and args.impl == "mine":
+            print(f"Well done. {drill.taught}")
+            following = catalogue.next_after(drill.id)
+            if following:
+                print(f"Next: `tutor check {following.id}` ({following.title}).")
+    if result.status == SETUP_ERROR:
+        if not args.json:
+            print(f"tutor: {result.message}", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK if result.passed else EXIT_FAILED
+
+
+def cmd_hint(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
+    from tutor.report import format_hint
+
+    drill = _drill(catalogue, args.drill)
+    print(format_hint(Coach(catalogue, store).reveal_next(drill.id), drill.id))
+    return EXIT_OK
+
+
+def cmd_progress(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
+    from tutor.report import format_progress
+
+    if args.json:
+        data = {
+            "progress_file": str(store.path),
+            "drills": {
+                d.id: {
+                    **asdict(store.drill(d.id)),
+                    "hints_revealed": store.drill(d.id).hints_revealed,
+                }
+                for d in catalogue.drills
+                if not d.coming
+            },
+        }
+        print(json.dumps(data, indent=2))
+    else:
+        print(format_progress(catalogue, store))
+    return EXIT_OK
+
+
+def cmd_reset(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
+    from tutor import workspace
+
+    drill = _drill(catalogue, args.drill)
+    saved = workspace.reset(catalogue, drill)
+    mine = catalogue.paths.mine(drill.file)
+    print(f"{mine} is the starter again." + (f" Your file was saved to {saved}." if saved else ""))
+    return EXIT_OK
+
+
+def cmd_lesson(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
+    drill = _drill(catalogue, args.drill)
+    path = catalogue.paths.lesson(drill.id)
+    if not path.is_file():
+        raise UsageError(f"{path} does not exist")
+    print(path.read_text(encoding="utf-8"))
+    return EXIT_OK
+
+
+def cmd_solution(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
+    drill = _drill(catalogue, args.drill)
+    if not Coach(catalogue, store).solution_unlocked(drill.id):
+        print(
+            f"The solution to {drill.id} opens after your file passes, or after the last hint "
+            f"stage (`tutor hint {drill.id}`)."
+        )
+        return EXIT_FAILED
+    print(catalogue.paths.solution(drill.file).read_text(encoding="utf-8"))
+    return EXIT_OK
+
+
+def cmd_bench(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
+    from tutor import bench
+
+    drill = _drill(catalogue, args.drill)
+    report = bench.bench_drill(catalogue, drill.id, args.impl, force_cpu=args.cpu)
+    if args.impl == "mine":
+        bench.record_best(store, report)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=2))
+    else:
+        print(bench.format_report(report))
+    return EXIT_OK if report.timed else EXIT_FAILED
+
+
+COMMANDS = {
+    "list": cmd_list,
+    "check": cmd_check,
+    "hint": cmd_hint,
+    "progress": cmd_progress,
+    "reset": cmd_reset,
+    "lesson": cmd_lesson,
+    "solution": cmd_solution,
+    "bench": cmd_bench,
+}

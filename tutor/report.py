@@ -1,0 +1,105 @@
+"""Plain-text renderings of runs, hints and progress for the command line."""
+
+from __future__ import annotations
+
+from tutor import progress as p
+from tutor.catalogue import Catalogue
+from tutor.coach import HintView
+from tutor.hints import HintBook
+from tutor.results import RunResult
+
+MAX_FAILED_SHOWN = 6
+STATUS_MARK = {p.NOT_STARTED: " ", p.FAILING: "✗", p.PASSED: "✓"}
+
+
+def backend_label(backend: str, device_name: str) -> str:
+    return (
+        "the CPU (Triton interpreter)" if backend == "cpu-interpreter" else device_name or backend
+    )
+
+
+def format_run(result: RunResult, book: HintBook, root_text: str = "") -> str:
+    """What `tutor check` prints: failed tests with what differs, then the diagnosis."""
+    where = result.impl.replace(root_text, "") if root_text else result.impl
+    lines = [f"{result.drill}: {where} on {backend_label(result.backend, result.device_name)}"]
+    failed = [t for t in result.tests if t.outcome == "failed"]
+    for test in failed[:MAX_FAILED_SHOWN]:
+        tag = f"  [{test.diagnosis}]" if test.diagnosis else ""
+        lines.append(f"  ✗ {test.name}{tag}")
+        for text in (test.message, test.details):
+            lines.extend(f"      {line}" for line in text.splitlines() if line.strip())
+    if len(failed) > MAX_FAILED_SHOWN:
+        lines.append(f"  … and {len(failed) - MAX_FAILED_SHOWN} more failed tests")
+    passed = sum(t.outcome == "passed" for t in result.tests)
+    skipped = sum(t.outcome == "skipped" for t in result.tests)
+    counts = f"{passed} passed, {len(failed)} failed" + (f", {skipped} skipped" if skipped else "")
+    lines.append(f"{counts} in {result.duration:.1f} s")
+    if result.message:
+        lines.append(f"Run {result.status}: {result.message}")
+    if result.passed:
+        lines.append("All tests pass.")
+    elif result.diagnoses:
+        names = ", ".join(f"{book.title(d)} ({d})" for d in result.diagnoses)
+        lines.append(f"Diagnosis: {names}")
+    elif result.status not in ("passed", "failed"):
+        lines.append("Output of the test run:")
+        lines.extend(f"  {line}" for line in result.output.strip().splitlines()[-25:])
+    return "\n".join(lines)
+
+
+def format_hint(view: HintView | None, drill_id: str) -> str:
+    if view is None:
+        return (
+            f"No hint for {drill_id}: no failing run with a diagnosis yet "
+            f"(run `tutor check {drill_id}`)."
+        )
+    lines = [f"Hint — {view.title} ({view.diagnosis})"]
+    for number, stage in enumerate(view.stages, start=1):
+        lines.append(f"  {number}. " + stage.replace("\n", "\n     "))
+    lines.append(
+        f"That was the last hint: `tutor solution {drill_id}` shows the reference."
+        if view.exhausted
+        else f"`tutor hint {drill_id}` reveals the next one."
+    )
+    return "\n".join(lines)
+
+
+def format_list(catalogue: Catalogue, store: p.ProgressStore) -> str:
+    lines = []
+    for track in catalogue.tracks:
+        lines.append(f"{track.id}  {track.title}")
+        for drill in catalogue.in_track(track.id):
+            state = store.drill(drill.id)
+            mark = "…" if drill.coming else STATUS_MARK.get(state.status, "?")
+            note = "coming soon" if drill.coming else status_words(state)
+            lines.append(f"  [{mark}] {drill.id:<4} {drill.title:<38} {note}")
+    return "\n".join(lines)
+
+
+def status_words(state: p.DrillProgress) -> str:
+    if state.status == p.PASSED:
+        return "passed" + (" with hints" if state.solved_with_hints else " without hints")
+    if state.status == p.FAILING:
+        return "failing"
+    return "not started"
+
+
+def format_progress(catalogue: Catalogue, store: p.ProgressStore) -> str:
+    playable = [d for d in catalogue.drills if not d.coming]
+    done = sum(store.drill(d.id).status == p.PASSED for d in playable)
+    lines = [f"{done} of {len(playable)} drills passed", ""]
+    lines.append(f"  {'drill':<6}{'status':<24}{'runs':>5}{'hints':>7}  best bench")
+    for drill in playable:
+        state = store.drill(drill.id)
+        bench = (
+            ", ".join(
+                f"{label}: {row.get('us', 0):.1f} µs"
+                for label, row in sorted(state.best_bench.items())[:2]
+            )
+            or "—"
+        )
+        lines.append(
+            f"  {drill.id:<6}{status_words(state):<24}{state.runs:>5}"
+            f"{state.hints_revealed:>7}  {bench}"
+        )
+    return "\n".join(lines)

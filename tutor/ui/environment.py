@@ -1,0 +1,52 @@
+"""What the app learns from the machine: the learner's editor, and the GPU kernels will run on.
+
+No Textual and no torch here. The GPU's name comes from a child Python that imports torch,
+so the app process never pays for that import (the app must be interactive within a second);
+on a machine with no NVIDIA device node the child is not even started.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+CPU_LABEL = "CPU interpreter"
+CPU_BACKEND = "cpu-interpreter"  # tutor.harness.backend.CPU, which imports torch
+_PROBE = ("import torch; print(torch.cuda.get_device_name() "
+          "if torch.cuda.is_available() else '', end='')")
+
+
+def editor_command(env: Mapping[str, str] | None = None) -> list[str] | None:
+    """$VISUAL, else $EDITOR, split like a shell would; None when neither is set."""
+    env = os.environ if env is None else env
+    for name in ("VISUAL", "EDITOR"):
+        value = env.get(name, "").strip()
+        if value:
+            return shlex.split(value)
+    return None
+
+
+def backend_label(backend: str, device_name: str) -> str:
+    """How the status bar names a run's backend (from its session_start event)."""
+    if backend == CPU_BACKEND or not backend:
+        return CPU_LABEL
+    return device_name or backend
+
+
+def gpu_name(python: str = sys.executable, timeout: float = 60.0) -> str | None:
+    """The name torch.cuda gives the first GPU, or None when kernels will run on the CPU."""
+    if shutil.which("nvidia-smi") is None and not Path("/dev/nvidia0").exists():
+        return None
+    try:
+        done = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip() or None

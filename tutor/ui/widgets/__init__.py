@@ -1,0 +1,1 @@
+"""The drill screen's widgets, one per file."""

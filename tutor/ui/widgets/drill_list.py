@@ -1,0 +1,87 @@
+"""The sidebar: drills grouped by track with a status mark each, and the course's progress bar."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Label, OptionList, ProgressBar
+from textual.widgets.option_list import Option
+
+from tutor.catalogue import Catalogue, Drill
+from tutor.ui import marks
+
+_TRACK_PREFIX = "track:"
+_MARK_STYLES = {marks.NOT_STARTED: "dim", marks.FAILING: "bold red",
+                marks.PASSED_WITH_HINTS: "bold green", marks.PASSED_CLEAN: "bold green",
+                marks.RUNNING: "bold yellow", marks.COMING: "dim"}
+
+
+class DrillList(OptionList):
+    """One option per drill under a heading per track; highlighting a drill selects it."""
+
+    @dataclass
+    class DrillHighlighted(Message):
+        """The learner moved to a drill."""
+
+        drill_list: DrillList
+        drill_id: str
+
+        @property
+        def control(self) -> DrillList:
+            return self.drill_list
+
+    def __init__(self, catalogue: Catalogue, *, id: str | None = None) -> None:
+        self.catalogue = catalogue
+        options: list[Option] = []
+        for track in catalogue.tracks:
+            options.append(Option(Text(track.title, style="bold"),
+                                  id=f"{_TRACK_PREFIX}{track.id}", disabled=True))
+            for drill in catalogue.in_track(track.id):
+                mark = marks.COMING if drill.coming else marks.NOT_STARTED
+                options.append(Option(self._prompt(drill, mark), id=drill.id,
+                                      disabled=drill.coming))
+        super().__init__(*options, id=id)
+
+    @staticmethod
+    def _prompt(drill: Drill, mark: str) -> Text:
+        return Text.assemble((mark, _MARK_STYLES.get(mark, "")), " ", (drill.id, "bold"), " ",
+                             drill.title)
+
+    def show_marks(self, drill_marks: dict[str, str]) -> None:
+        """Redraw the mark in front of each drill named in `drill_marks`."""
+        for drill_id, mark in drill_marks.items():
+            self.replace_option_prompt(drill_id, self._prompt(self.catalogue.drill(drill_id), mark))
+
+    def select_drill(self, drill_id: str) -> None:
+        self.highlighted = self.get_option_index(drill_id)
+
+    @property
+    def selected_drill(self) -> str | None:
+        option = self.highlighted_option
+        if option is None or option.id is None or option.id.startswith(_TRACK_PREFIX):
+            return None
+        return option.id
+
+    @on(OptionList.OptionHighlighted)
+    def _forward_highlight(self, event: OptionList.OptionHighlighted) -> None:
+        event.stop()
+        drill_id = event.option.id
+        if drill_id and not drill_id.startswith(_TRACK_PREFIX):
+            self.post_message(self.DrillHighlighted(self, drill_id))
+
+
+class CourseProgress(Vertical):
+    """How many drills are passed, as words and as a bar."""
+
+    def compose(self) -> ComposeResult:
+        yield Label(id="progress-label")
+        yield ProgressBar(show_eta=False, id="progress-bar")
+
+    def show(self, passed: int, total: int) -> None:
+        self.query_one("#progress-label", Label).update(f"Passed {passed} of {total} drills")
+        self.query_one("#progress-bar", ProgressBar).update(total=total, progress=passed)
