@@ -8,10 +8,11 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from .conftest import ROOT
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def tutor(course, *args, timeout=120):
@@ -91,7 +92,7 @@ def test_unknown_drill_is_a_usage_error(course, args):
 
 
 def test_broken_catalogue_is_reported_with_file_and_line(course):
-    course.catalogue.write_text(course.catalogue.read_text().replace("file: t3_layernorm.py\n", ""))
+    course.catalogue.write_text(course.catalogue.read_text().replace("    file: t3_layernorm.py\n", ""))
     out = tutor(course, "list")
     assert out.returncode == 2
     assert "drills.yaml:" in out.stderr and "drill 't3': missing key 'file'" in out.stderr

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 from tutor import diagnoses as dx
 from tutor import results as r
 from tutor.runner import Runner
 
-from .conftest import FIXTURES
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def test_solution_streams_events_and_passes(catalogue):

@@ -245,7 +245,13 @@ def cmd_bench(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     from tutor import bench
 
     drill = _drill(catalogue, args.drill)
-    report = bench.bench_drill(catalogue, drill.id, args.impl, force_cpu=args.cpu)
+    report = bench.bench_drill(
+        catalogue,
+        drill.id,
+        args.impl,
+        force_cpu=args.cpu,
+        on_progress=lambda line: print(line, file=sys.stderr),  # compiles take a while
+    )
     if args.impl == "mine":
         bench.record_best(store, report)
     if args.json:

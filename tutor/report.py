@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import textwrap
+
 from tutor import progress as p
 from tutor.catalogue import Catalogue
 from tutor.coach import HintView
@@ -10,6 +13,25 @@ from tutor.results import RunResult
 
 MAX_FAILED_SHOWN = 6
 STATUS_MARK = {p.NOT_STARTED: " ", p.FAILING: "✗", p.PASSED: "✓"}
+
+
+def _width() -> int:
+    return max(60, min(shutil.get_terminal_size((100, 24)).columns, 100))
+
+
+def _wrapped(text: str, indent: str) -> list[str]:
+    """Wrap prose to the terminal; keep code excerpts (lines like `  12 | x = ...`) as they are."""
+    out = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if " | " in line[:12]:
+            out.append(indent + line.strip())
+        else:
+            out.extend(
+                textwrap.wrap(line, _width(), initial_indent=indent, subsequent_indent=indent)
+            )
+    return out
 
 
 def backend_label(backend: str, device_name: str) -> str:
@@ -27,7 +49,7 @@ def format_run(result: RunResult, book: HintBook, root_text: str = "") -> str:
         tag = f"  [{test.diagnosis}]" if test.diagnosis else ""
         lines.append(f"  ✗ {test.name}{tag}")
         for text in (test.message, test.details):
-            lines.extend(f"      {line}" for line in text.splitlines() if line.strip())
+            lines.extend(_wrapped(text, "      "))
     if len(failed) > MAX_FAILED_SHOWN:
         lines.append(f"  … and {len(failed) - MAX_FAILED_SHOWN} more failed tests")
     passed = sum(t.outcome == "passed" for t in result.tests)
@@ -39,8 +61,10 @@ def format_run(result: RunResult, book: HintBook, root_text: str = "") -> str:
     if result.passed:
         lines.append("All tests pass.")
     elif result.diagnoses:
-        names = ", ".join(f"{book.title(d)} ({d})" for d in result.diagnoses)
-        lines.append(f"Diagnosis: {names}")
+        top, *others = result.diagnoses
+        lines.append(f"Diagnosis: {book.title(top)} ({top})")
+        if others:
+            lines.append("Also seen: " + ", ".join(others))
     elif result.status not in ("passed", "failed"):
         lines.append("Output of the test run:")
         lines.extend(f"  {line}" for line in result.output.strip().splitlines()[-25:])
@@ -55,7 +79,9 @@ def format_hint(view: HintView | None, drill_id: str) -> str:
         )
     lines = [f"Hint — {view.title} ({view.diagnosis})"]
     for number, stage in enumerate(view.stages, start=1):
-        lines.append(f"  {number}. " + stage.replace("\n", "\n     "))
+        body = _wrapped(stage, "     ")
+        lines.append(f"  {number}. " + (body[0].strip() if body else ""))
+        lines.extend(body[1:])
     lines.append(
         f"That was the last hint: `tutor solution {drill_id}` shows the reference."
         if view.exhausted

@@ -19,6 +19,7 @@ from typing import Any
 
 from tutor import diagnoses as dx
 from tutor.harness import launches
+from tutor.harness.allocations import GuardedAllocations
 from tutor.harness.failures import DrillFailure
 
 
@@ -76,11 +77,13 @@ def observed(fn: Callable[..., Any], name: str, path: Path) -> Callable[..., Any
     def call(*args: Any, **kwargs: Any) -> Any:
         before = launches.count()
         try:
-            result = fn(*args, **kwargs)
+            with GuardedAllocations() as allocations:
+                result = fn(*args, **kwargs)
         except DrillFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - every learner error is reported, not raised
             raise classify(exc, name, path) from None
+        allocations.check(name)
         if launches.count() == before:
             raise DrillFailure(
                 dx.TORCH_FALLBACK,
@@ -102,18 +105,19 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
         return DrillFailure(
             dx.NOT_STARTED, f"{name} is not written yet ({where}: {root})", line=line
         )
+    kernel_line = (_compile_error_line(root, path) if _is_compile_error(root) else None) or line
+    half_math = _HALF_MATH.search(str(root))
+    if half_math:
+        # Triton refuses exp/sqrt/sigmoid on 16-bit floats (compiled and interpreted alike):
+        # the missing upcast after a load, named as such.
+        return DrillFailure(
+            dx.BF16_NO_UPCAST,
+            f"{path.name}:{kernel_line}: math on {half_math.group(1)} values: {half_math.group(0)}",
+            "Triton's math functions (exp, sqrt, sigmoid, ...) accept only fp32 and fp64 values.",
+            line=kernel_line,
+        )
     if _is_compile_error(root):
-        kernel_line = _compile_error_line(root, path) or line
         text = getattr(root, "error_message", None) or str(root).strip().splitlines()[-1]
-        if _HALF_MATH.search(str(root)):
-            # The GPU compiler refuses exp/sqrt/... on 16-bit floats: the same missing upcast
-            # that gives garbage in the CPU interpreter.
-            return DrillFailure(
-                dx.BF16_NO_UPCAST,
-                f"{path.name}:{kernel_line}: math on 16-bit floats: {text}",
-                "Convert after loading: x = tl.load(...).to(tl.float32).",
-                line=kernel_line,
-            )
         return DrillFailure(
             dx.TRITON_COMPILE_ERROR,
             f"{path.name}:{kernel_line}: Triton could not compile the kernel: {text}",

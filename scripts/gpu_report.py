@@ -1,0 +1,551 @@
+#!/usr/bin/env python3
+"""Everything one session on a GPU machine should bring back, in one command from the repo root.
+
+    python scripts/gpu_report.py --out "$OUT"
+        [--drills t3,f3] [--skip-cpu] [--skip-gpu] [--skip-bench] [--no-compile]
+        [--budget 480] [--gpu-workers 4] [--cpu-workers 8]
+
+1. Benches: every drill's bench cases for the reference solutions (tutor.bench, one child
+   process per drill, alone on the machine so that nothing else competes for the CPU that
+   launches the kernels), with torch eager, torch.compile and, for decode shapes, CUDA graphs.
+2. Verdicts: every drill's tests against its solution and against every file in
+   tests/mutants/<drill>/, on the GPU and on the CPU interpreter side by side. A mutant's name,
+   `<diagnosis>__<variant>.py`, says which diagnosis must come first; `correct__*.py` must pass.
+   The CPU runs go through a pool of workers while the GPU runs go through a smaller one:
+   correctness runs time nothing, so sharing the card between a few of them is harmless.
+3. docs/gpu-report-<date>.md (card, driver, versions, anchors, verdicts, bench numbers, targets)
+   and docs/gpu-report-<date>.json (everything raw), copied into --out.
+
+The report is rewritten after every step, so a run stopped by the time limit still leaves what
+it measured; past --budget seconds no new step starts. One failure never stops the others.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # run as `python scripts/gpu_report.py` without installing
+
+from tutor import bench  # noqa: E402
+from tutor import results as r  # noqa: E402
+from tutor.catalogue import Catalogue, load_catalogue  # noqa: E402
+from tutor.paths import CoursePaths  # noqa: E402
+from tutor.runner import Runner  # noqa: E402
+
+MUTANTS = ROOT / "tests" / "mutants"
+DOCS = ROOT / "docs"
+GPU_TEST_TIMEOUT_S = 90.0  # a first JIT compile of each kernel variant, then a killed hang
+CPU_TEST_TIMEOUT_S = 150.0  # the interpreter, with other runs sharing the cores
+BENCH_TIMEOUT_S = 300.0  # one drill's benches, torch.compile of every shape included
+BENCH_SHARE = 0.55  # the benches may use this share of the budget; the verdicts get the rest
+LARGE_TARGET_PCT = 85.0
+DECODE_TARGET_US = 1.0
+
+
+def log(message: str) -> None:
+    print(f"[gpu-report {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+# ---- what each file is expected to do -----------------------------------------------------------
+
+@dataclass(frozen=True)
+class Expectation:
+    passes: bool  # the solution and correct__*.py must pass
+    diagnosis: str | None  # otherwise the diagnosis that must come first
+    variant: str = ""
+
+    @property
+    def text(self) -> str:
+        return "pass" if self.passes else self.diagnosis or "?"
+
+
+def parse_mutant_name(name: str) -> Expectation:
+    """`padding-where__no-where.py` -> fails as padding-where; `correct__x.py` -> passes."""
+    stem = Path(name).name.removesuffix(".py")
+    diagnosis, _, variant = stem.partition("__")
+    if diagnosis == "correct":
+        return Expectation(True, None, variant)
+    return Expectation(False, diagnosis, variant)
+
+
+@dataclass(frozen=True)
+class Target:
+    drill: str
+    name: str  # "solution" or the mutant's file name
+    path: Path
+    expect: Expectation
+
+
+@dataclass
+class Verdict:
+    status: str  # a RunResult status, or "not run" / "error"
+    first: str | None = None  # the first (most specific) diagnosis
+    backend: str = ""
+    duration: float = 0.0
+    message: str = ""
+
+    @property
+    def text(self) -> str:
+        if self.status == r.PASSED:
+            return "pass"
+        if self.status in (r.FAILED, r.CRASHED) and self.first:
+            return self.first if self.status == r.FAILED else f"{self.first} (crashed)"
+        return self.status
+
+
+def as_expected(expect: Expectation, verdict: Verdict | None) -> bool | None:
+    """The same rule as tests/test_drills.py; None when the file was not run."""
+    if verdict is None or verdict.status in ("not run", "error"):
+        return None
+    if expect.passes:
+        return verdict.status == r.PASSED
+    return verdict.status in (r.FAILED, r.CRASHED) and verdict.first == expect.diagnosis
+
+
+def targets_for(catalogue: Catalogue, drill_ids: list[str]) -> list[Target]:
+    found = []
+    for drill_id in drill_ids:
+        drill = catalogue.drill(drill_id)
+        found.append(Target(drill_id, "solution", catalogue.paths.solution(drill.file),
+                            Expectation(True, None)))
+        for path in sorted((MUTANTS / drill_id).glob("*.py")):
+            found.append(Target(drill_id, path.name, path, parse_mutant_name(path.name)))
+    return found
+
+
+def verdict_of(result: r.RunResult) -> Verdict:
+    message = result.message
+    if not message:
+        failed = [t for t in result.tests if t.outcome == "failed"]
+        message = failed[0].message if failed else ""
+    return Verdict(result.status, result.diagnoses[0] if result.diagnoses else None,
+                   result.backend, result.duration, message[:300])
+
+
+# ---- the run ------------------------------------------------------------------------------------
+
+@dataclass
+class State:
+    """Everything the report shows; written to disk after every step."""
+
+    date: str
+    started: float
+    options: dict[str, Any]
+    env: dict[str, Any] = field(default_factory=dict)
+    targets: list[Target] = field(default_factory=list)
+    gpu: dict[tuple[str, str], Verdict] = field(default_factory=dict)
+    cpu: dict[tuple[str, str], Verdict] = field(default_factory=dict)
+    benches: dict[str, bench.BenchReport] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)  # guards the tables
+    write_lock: threading.Lock = field(default_factory=threading.Lock)  # one writer at a time
+
+    @property
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=None, help="a folder to copy the report into")
+    parser.add_argument("--drills", default=None, help="comma-separated drill ids (default: all)")
+    parser.add_argument("--skip-cpu", action="store_true", help="no CPU-interpreter verdicts")
+    parser.add_argument("--skip-gpu", action="store_true", help="no GPU verdicts")
+    parser.add_argument("--skip-bench", action="store_true", help="no benches")
+    parser.add_argument("--no-compile", action="store_true", help="benches without torch.compile")
+    parser.add_argument("--budget", type=float, default=480.0,
+                        help="seconds after which no new step starts (default 480)")
+    parser.add_argument("--gpu-workers", type=int, default=4,
+                        help="GPU test runs at once (default 4; 1 = one after another)")
+    parser.add_argument("--cpu-workers", type=int, default=8, help="CPU test runs at once")
+    args = parser.parse_args(argv)
+    os.chdir(ROOT)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    state = State(date=time.strftime("%Y-%m-%d"), started=time.monotonic(),
+                  options={k: v for k, v in vars(args).items()})
+    deadline = state.started + args.budget
+    try:
+        catalogue = load_catalogue(CoursePaths(ROOT))
+    except Exception as exc:  # noqa: BLE001 - without the catalogue there is nothing to do
+        log(f"cannot read drills.yaml: {exc}")
+        state.notes.append(f"cannot read drills.yaml: {exc}")
+        write_report(state, args.out)
+        return 1
+    drill_ids = [d.id for d in catalogue.drills if not d.coming]
+    if args.drills:
+        wanted = [d.strip() for d in args.drills.split(",") if d.strip()]
+        unknown = [d for d in wanted if d not in drill_ids]
+        if unknown:
+            state.notes.append(f"unknown or unplayable drills ignored: {', '.join(unknown)}")
+        drill_ids = [d for d in drill_ids if d in wanted]
+    state.targets = targets_for(catalogue, drill_ids)
+    log(f"{len(drill_ids)} drills, {len(state.targets)} files to check; budget {args.budget:.0f} s")
+
+    _step(state, "environment", lambda: state.env.update(environment()))
+    write_report(state, args.out)
+    has_gpu = bool(state.env.get("cuda"))
+    if not has_gpu:
+        state.notes.append("torch sees no GPU here: the GPU verdicts ran on the CPU interpreter "
+                           "and nothing was timed")
+    if not args.skip_bench and has_gpu:
+        bench_deadline = state.started + BENCH_SHARE * args.budget
+        for number, drill_id in enumerate(drill_ids):
+            # A share of the time left in proportion to the work left (a process start counts
+            # as one case), so the last drill is not the one cut short when compiles are slow.
+            weights = [1 + len(catalogue.drill(d).bench) for d in drill_ids[number:]]
+            share = weights[0] / sum(weights)
+            _step(state, f"bench {drill_id}",
+                  lambda d=drill_id, f=share: run_bench(state, catalogue, d, bench_deadline, f,
+                                                        args))
+            write_report(state, args.out)
+    _step(state, "verdicts", lambda: run_verdicts(state, catalogue, deadline, args))
+    log(f"done in {state.elapsed:.0f} s")
+    paths = write_report(state, args.out)
+    for path in paths:
+        log(f"wrote {path}")
+    return 0
+
+
+def _step(state: State, name: str, action) -> None:
+    """Run one step; a failure becomes a note in the report."""
+    try:
+        action()
+    except Exception as exc:  # noqa: BLE001 - one failure must not cost the rest of the report
+        log(f"{name} failed: {type(exc).__name__}: {exc}")
+        state.notes.append(f"{name} failed: {type(exc).__name__}: {exc}\n"
+                           + traceback.format_exc()[-1500:])
+
+
+def environment() -> dict[str, Any]:
+    """Card, driver and versions; probed in a child so this script never imports torch."""
+    env: dict[str, Any] = {"python": platform.python_version(), "host": platform.node()}
+    probe = ("import json, platform, torch, triton\n"
+             "cuda = torch.cuda.is_available()\n"
+             "print(json.dumps({'torch': torch.__version__, 'triton': triton.__version__,"
+             " 'cuda': cuda, 'cuda_runtime': torch.version.cuda,"
+             " 'device': torch.cuda.get_device_name(0) if cuda else None,"
+             " 'device_count': torch.cuda.device_count() if cuda else 0}))")
+    try:
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                              timeout=120, cwd=ROOT)
+        env.update(json.loads(done.stdout.strip().splitlines()[-1]))
+    except Exception as exc:  # noqa: BLE001
+        env["probe_error"] = f"{type(exc).__name__}: {exc}"
+    if shutil.which("nvidia-smi"):
+        try:
+            done = subprocess.run(
+                ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,clocks.max.sm",
+                 "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+            first = done.stdout.strip().splitlines()[0] if done.stdout.strip() else ""
+            parts = [part.strip() for part in first.split(",")]
+            if len(parts) >= 3:
+                env.update(smi_name=parts[0], driver=parts[1], memory=parts[2])
+            if len(parts) >= 4:
+                env["max_sm_clock"] = parts[3]
+        except Exception as exc:  # noqa: BLE001
+            env["smi_error"] = f"{type(exc).__name__}: {exc}"
+    log("environment: " + ", ".join(f"{k}={v}" for k, v in env.items()))
+    return env
+
+
+def run_bench(state: State, catalogue: Catalogue, drill_id: str, deadline: float,
+              share: float, args: argparse.Namespace) -> None:
+    left = deadline - time.monotonic()
+    if not catalogue.drill(drill_id).bench:
+        return
+    if left < 20:
+        state.notes.append(f"bench {drill_id}: not run, the time for benches was used up")
+        log(f"bench {drill_id}: skipped (time)")
+        return
+    timeout = min(BENCH_TIMEOUT_S, max(45.0, left * share))
+    log(f"bench {drill_id} (solutions), up to {timeout:.0f} s")
+    report = bench.bench_drill(
+        catalogue, drill_id, "solutions", verify=False, compile=not args.no_compile,
+        timeout=timeout,
+        on_progress=lambda line: print(f"    {line}", flush=True))
+    state.benches[drill_id] = report
+    log(f"bench {drill_id}: {report.status} in {report.duration:.0f} s"
+        + (f" ({report.message})" if report.message and not report.timed else ""))
+
+
+def run_verdicts(state: State, catalogue: Catalogue, deadline: float,
+                 args: argparse.Namespace) -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "2")  # many interpreter runs share the cores
+
+    def check(target: Target, on_cpu: bool) -> None:
+        key = (target.drill, target.name)
+        tag, table = ("cpu", state.cpu) if on_cpu else ("gpu", state.gpu)
+        limit = CPU_TEST_TIMEOUT_S if on_cpu else GPU_TEST_TIMEOUT_S
+        left = deadline - time.monotonic()
+        if left < 10:
+            verdict = Verdict("not run", message="the time budget was used up")
+        else:
+            try:
+                runner = Runner(catalogue, force_cpu=on_cpu, timeout=min(limit, left))
+                verdict = verdict_of(runner.run(target.drill, str(target.path)))
+            except Exception as exc:  # noqa: BLE001
+                verdict = Verdict("error", message=f"{type(exc).__name__}: {exc}")
+        mark = {True: "as expected", False: "NOT as expected", None: ""}[
+            as_expected(target.expect, verdict)]
+        log(f"{tag} {target.drill}/{target.name}: {verdict.text} {mark} ({verdict.duration:.1f} s)")
+        with state.lock:
+            table[key] = verdict
+        if tag == "gpu":
+            write_report(state, args.out)
+
+    with ThreadPoolExecutor(max_workers=max(1, args.cpu_workers)) as cpu_pool, \
+            ThreadPoolExecutor(max_workers=max(1, args.gpu_workers)) as gpu_pool:
+        jobs = []
+        if not args.skip_gpu:
+            # The solutions first: they matter most if time runs short.
+            ordered = sorted(state.targets, key=lambda t: t.name != "solution")
+            jobs += [gpu_pool.submit(check, t, False) for t in ordered]
+        if not args.skip_cpu:
+            jobs += [cpu_pool.submit(check, t, True) for t in state.targets]
+        for job in jobs:
+            job.result()
+
+
+# ---- the report ---------------------------------------------------------------------------------
+
+def write_report(state: State, out: str | None) -> list[Path]:
+    """docs/gpu-report-<date>.md and .json, and copies in `out`; never raises."""
+    with state.write_lock:
+        return _write_report(state, out)
+
+
+def _write_report(state: State, out: str | None) -> list[Path]:
+    with state.lock:
+        data = report_json(state)
+        try:
+            text = render_markdown(state, data)
+        except Exception:  # noqa: BLE001 - the raw JSON still gets written
+            text = (f"# GPU report {state.date}\n\nThe report could not be rendered:\n\n```\n"
+                    f"{traceback.format_exc()}```\n")
+    written = []
+    folders = [DOCS] + ([Path(out)] if out else [])
+    stem = f"gpu-report-{state.date}"
+    for folder in folders:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            for suffix, body in ((".md", text), (".json", json.dumps(data, indent=2, default=str))):
+                path = folder / f"{stem}{suffix}"
+                tmp = path.with_name(f".{path.name}.tmp")
+                tmp.write_text(body, encoding="utf-8")
+                os.replace(tmp, path)
+                written.append(path)
+        except OSError as exc:
+            log(f"could not write into {folder}: {exc}")
+    return written
+
+
+def report_json(state: State) -> dict[str, Any]:
+    verdicts = []
+    for target in state.targets:
+        key = (target.drill, target.name)
+        gpu, cpu = state.gpu.get(key), state.cpu.get(key)
+        verdicts.append({
+            "drill": target.drill, "file": target.name,
+            "path": str(target.path.relative_to(ROOT)) if target.path.is_relative_to(ROOT)
+            else str(target.path),
+            "expected": target.expect.text,
+            "gpu": asdict(gpu) if gpu else None, "cpu": asdict(cpu) if cpu else None,
+            "gpu_as_expected": as_expected(target.expect, gpu),
+            "cpu_as_expected": as_expected(target.expect, cpu),
+        })
+    return {
+        "date": state.date, "elapsed_s": round(state.elapsed, 1), "options": state.options,
+        "env": state.env, "anchors": anchors(state), "verdicts": verdicts,
+        "benches": {k: v.to_json() for k, v in state.benches.items()},
+        "targets": targets(state), "notes": state.notes,
+    }
+
+
+def anchors(state: State) -> dict[str, Any]:
+    """Copy bandwidth and empty launch from the benches, else from the cache on disk."""
+    for report in state.benches.values():
+        if report.copy_gbps or report.launch_us:
+            return {"copy_gbps": report.copy_gbps, "launch_us": report.launch_us,
+                    "launch_graph_us": report.launch_graph_us, "from": "bench"}
+    try:
+        cached = json.loads((ROOT / ".tutor" / "bandwidth.json").read_text(encoding="utf-8"))
+        entry = cached.get("devices", {}).get(state.env.get("device") or "", {})
+        if entry:
+            return {**{k: entry.get(k) for k in ("copy_gbps", "launch_us", "launch_graph_us")},
+                    "from": ".tutor/bandwidth.json"}
+    except (OSError, ValueError, AttributeError):
+        pass
+    return {}
+
+
+def targets(state: State) -> list[dict[str, Any]]:
+    """Each large shape >= 85% of copy bandwidth; none slower than torch.compile; decode shapes
+    within 1 µs of an empty launch. `met` is None where a number is missing."""
+    anchor = anchors(state)
+    launch, launch_graph = anchor.get("launch_us"), anchor.get("launch_graph_us")
+    found = []
+
+    def add(case: str, target: str, measured: str, met: bool | None) -> None:
+        found.append({"case": case, "target": target, "measured": measured, "met": met})
+
+    for drill_id, report in state.benches.items():
+        for row in report.rows:
+            case, us = f"{drill_id} {row.short_label}", row.impl_us
+            if row.large:
+                add(case, f"≥ {LARGE_TARGET_PCT:.0f}% of copy bandwidth",
+                    _fmt(row.pct_copy, "%", 1),
+                    None if row.pct_copy is None else row.pct_copy >= LARGE_TARGET_PCT)
+            ratio = f" ({us / row.compile_us:.2f}×)" if us and row.compile_us else ""
+            add(case, "not slower than torch.compile",
+                f"{_fmt(us, ' µs')} vs {_fmt(row.compile_us, ' µs')}{ratio}",
+                None if us is None or row.compile_us is None else us <= row.compile_us)
+            if row.decode:
+                add(case, f"within {DECODE_TARGET_US:.0f} µs of an empty launch",
+                    f"{_fmt(us, ' µs')} vs {_fmt(launch, ' µs')}; in a graph "
+                    f"{_fmt(row.graph_us, ' µs', 2)} vs {_fmt(launch_graph, ' µs', 2)}",
+                    None if us is None or launch is None else us <= launch + DECODE_TARGET_US)
+    return found
+
+
+def _fmt(value: float | None, unit: str = "", digits: int = 1) -> str:
+    return "—" if value is None else f"{value:.{digits}f}{unit}"
+
+
+def _mark(flag: bool | None) -> str:
+    return {True: "yes", False: "**no**", None: "—"}[flag]
+
+
+def render_markdown(state: State, data: dict[str, Any]) -> str:
+    env, anchor = state.env, data["anchors"]
+    options = " ".join(f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}")
+                       for k, v in state.options.items() if v not in (None, False))
+    card = env.get("device") or env.get("smi_name") or "no GPU seen by torch"
+    if env.get("memory"):
+        card += f" ({env['memory']}, max SM clock {env.get('max_sm_clock', '?')})"
+    lines = [f"# GPU report {state.date}", "",
+             f"Made by `python scripts/gpu_report.py {options}` in {state.elapsed:.0f} s. "
+             f"Raw data: `gpu-report-{state.date}.json`.", "",
+             "## Machine", "",
+             f"- Card: {card}",
+             f"- Driver: {env.get('driver', '—')}; CUDA (torch): {env.get('cuda_runtime', '—')}",
+             f"- torch {env.get('torch', '—')}, triton {env.get('triton', '—')}, "
+             f"Python {env.get('python', '—')}",
+             "- Device-to-device copy (2 GiB, read + write, do_bench median): "
+             f"{_fmt(anchor.get('copy_gbps'), ' GB/s', 0)}",
+             "- Empty Triton kernel launch (do_bench median): "
+             f"{_fmt(anchor.get('launch_us'), ' µs', 2)}; in a CUDA graph: "
+             f"{_fmt(anchor.get('launch_graph_us'), ' µs', 2)}", ""]
+    lines += _verdict_section(data["verdicts"])
+    lines += _bench_section(state)
+    lines += _target_section(data["targets"])
+    if state.notes:
+        lines += ["## Notes", ""]
+        for note in state.notes:
+            head, *rest = note.splitlines()
+            lines.append(f"- {head}")
+            if rest:
+                lines += ["", "  ```", *[f"  {line}" for line in rest], "  ```"]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _verdict_section(verdicts: list[dict[str, Any]]) -> list[str]:
+    lines = ["## Verdicts", "",
+             "First diagnosis of each file (the one the tutor shows); `pass` = every test passed.",
+             "", "| drill | file | expected | GPU | CPU interpreter | as expected (GPU / CPU) |",
+             "|---|---|---|---|---|---|"]
+    for v in verdicts:
+        gpu = Verdict(**v["gpu"]).text if v["gpu"] else "—"
+        if v["gpu"] and v["gpu"]["backend"] == bench.CPU_BACKEND:
+            gpu += " (ran on the CPU)"
+        cpu = Verdict(**v["cpu"]).text if v["cpu"] else "—"
+        lines.append(f"| {v['drill']} | `{v['file']}` | {v['expected']} | {gpu} | {cpu} | "
+                     f"{_mark(v['gpu_as_expected'])} / {_mark(v['cpu_as_expected'])} |")
+    for side in ("gpu", "cpu"):
+        flags = [v[f"{side}_as_expected"] for v in verdicts]
+        ran = [f for f in flags if f is not None]
+        lines.append("")
+        missing = f", {len(flags) - len(ran)} not run" if len(ran) < len(flags) else ""
+        lines.append(f"{side.upper()}: {sum(ran)} of {len(ran)} run as expected{missing}.")
+    differ = [v for v in verdicts if v["gpu"] and v["cpu"]
+              and Verdict(**v["gpu"]).text != Verdict(**v["cpu"]).text]
+    if differ:
+        lines += ["", "GPU and CPU disagree on: " + ", ".join(
+            f"{v['drill']}/`{v['file']}` (GPU {Verdict(**v['gpu']).text}, "
+            f"CPU {Verdict(**v['cpu']).text})" for v in differ) + "."]
+    unexpected = [v for v in verdicts if v["gpu_as_expected"] is False
+                  or v["cpu_as_expected"] is False]
+    if unexpected:
+        lines += ["", "What the unexpected ones said:", ""]
+        for v in unexpected:
+            for side in ("gpu", "cpu"):
+                if v[f"{side}_as_expected"] is False and v[side]:
+                    lines.append(f"- {side.upper()} {v['drill']}/`{v['file']}`: "
+                                 f"{v[side]['status']} — {v[side]['message'] or '(no message)'}")
+    return lines + [""]
+
+
+def _bench_section(state: State) -> list[str]:
+    lines = ["## Benchmarks (reference solutions)", "",
+             "µs: do_bench median with the L2 flushed before each call. GB/s: the fewest bytes "
+             "the op must move (inputs read once, outputs written once). graph: GPU time per "
+             "call replayed in a CUDA graph, inputs rotated over more than twice the L2.", ""]
+    if not state.benches:
+        return lines + ["Not run.", ""]
+    lines += ["| case | solution µs | GB/s | % copy | eager µs | compile µs | "
+              "graph µs (solution / eager / compile) |", "|---|---|---|---|---|---|---|"]
+    problems = []
+    for drill_id, report in state.benches.items():
+        if not report.rows:
+            problems.append(f"{drill_id}: {report.status}: {report.message}")
+        for row in report.rows:
+            graphs = (row.graph_us, row.eager_graph_us, row.compile_graph_us)
+            graph = " / ".join(_fmt(x, "", 2) for x in graphs) if row.decode else ""
+            cells = (f"{drill_id} {row.short_label} {row.dtype}", _fmt(row.impl_us, "", 2),
+                     _fmt(row.gbps, "", 0), _fmt(row.pct_copy, "%", 0), _fmt(row.eager_us, "", 2),
+                     _fmt(row.compile_us, "", 2), graph)
+            lines.append("| " + " | ".join(cells) + " |")
+            problems += [f"{drill_id} {row.short_label}: {k}: {e}" for k, e in row.errors.items()]
+            problems += [f"{drill_id} {row.short_label}: {n}" for n in row.notes]
+        problems += [f"{drill_id}: {n}" for n in report.notes]
+        if report.rows and not report.timed:
+            problems.append(f"{drill_id}: {report.status}: {report.message}")
+    if problems:
+        lines += ["", *[f"- {p}" for p in problems]]
+    return lines + [""]
+
+
+def _target_section(found: list[dict[str, Any]]) -> list[str]:
+    lines = ["## Targets", "",
+             f"Each large shape ≥ {LARGE_TARGET_PCT:.0f}% of copy bandwidth; none slower than "
+             f"torch.compile; decode shapes within {DECODE_TARGET_US:.0f} µs of an empty launch "
+             "(do_bench against do_bench; CUDA-graph times beside).", ""]
+    if not found:
+        return lines + ["No bench numbers.", ""]
+    lines += ["| case | target | measured | met |", "|---|---|---|---|"]
+    for t in found:
+        met = {True: "met", False: "**not met**", None: "—"}[t["met"]]
+        lines.append(f"| {t['case']} | {t['target']} | {t['measured']} | {met} |")
+    counted = [t["met"] for t in found if t["met"] is not None]
+    lines += ["", f"{sum(counted)} of {len(counted)} targets met."]
+    return lines + [""]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

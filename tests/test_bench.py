@@ -1,0 +1,466 @@
+"""`tutor bench` on a machine without a GPU: what can be checked here, is.
+
+Bytes counted per op, the inputs and eager versions the bench uses, the report's text, the best
+times kept in progress, bench_drill's refusal to time on the CPU (and to time a failing kernel),
+its handling of the bench process (a fake one here), the bench process's own logic with the
+GPU timers replaced by wall-clock ones, and the GPU report's reading of mutant file names.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from tutor import bench, bench_child, bench_ops
+from tutor import results as r
+from tutor.catalogue import BenchCase
+from tutor.progress import ProgressStore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# ---- bench_ops: bytes, inputs, eager versions ---------------------------------------------------
+
+@pytest.mark.parametrize(("function", "shape", "dtype", "expected"), [
+    ("gelu_tanh", {"n": 1000}, "bfloat16", 2 * 1000 * 2),  # x read, y written
+    ("softmax", {"m": 4, "n": 100}, "bfloat16", 800 + 800),
+    ("softmax", {"m": 4, "n": 100}, "float32", 1600 + 1600),
+    # x 800 + weight 200 + bias 200 read; y 800 + mean 16 + rstd 16 (fp32) written
+    ("layer_norm", {"m": 4, "n": 100}, "bfloat16", 2032),
+    ("rms_norm", {"m": 4, "n": 100}, "bfloat16", 800 + 200 + 800),
+    # x 800, residual 800, weight 200 read; x 800, residual 800 written
+    ("fused_add_rmsnorm", {"t": 4, "h": 100}, "bfloat16", 3400),
+    # x [4, 200] 1600 read; out [4, 100] 800 written
+    ("silu_and_mul", {"t": 4, "i": 100}, "bfloat16", 2400),
+])
+def test_bytes_moved_counts_each_input_and_output_once(function, shape, dtype, expected):
+    assert bench_ops.bytes_moved(function, shape, dtype) == expected
+
+
+def test_bytes_moved_matches_the_measured_anchor():
+    # DESIGN.md: fused_add_rmsnorm T=4096, H=4096 at 37.0 µs is about 3630 GB/s.
+    moved = bench_ops.bytes_moved("fused_add_rmsnorm", {"t": 4096, "h": 4096})
+    assert moved == 134_225_920
+    assert 3600 < moved / 37.0e-6 / 1e9 < 3660
+
+
+def test_a_shape_with_the_wrong_keys_is_named():
+    with pytest.raises(ValueError, match="silu_and_mul needs shape keys t, i"):
+        bench_ops.bytes_moved("silu_and_mul", {"t": 4, "h": 8})
+    with pytest.raises(KeyError, match="no bench recipe"):
+        bench_ops.op_for("attention")
+
+
+@pytest.mark.parametrize(("function", "shape", "shapes"), [
+    ("gelu_tanh", {"n": 10}, [(10,)]),
+    ("softmax", {"m": 3, "n": 5}, [(3, 5)]),
+    ("layer_norm", {"m": 3, "n": 5}, [(3, 5), (5,), (5,)]),
+    ("rms_norm", {"m": 3, "n": 5}, [(3, 5), (5,)]),
+    ("fused_add_rmsnorm", {"t": 3, "h": 5}, [(3, 5), (3, 5), (5,)]),
+    ("silu_and_mul", {"t": 3, "i": 5}, [(3, 10)]),
+])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+def test_inputs_have_the_shapes_and_dtype_the_function_takes(function, shape, shapes, dtype):
+    inputs = bench_ops.make_inputs(function, shape, dtype)
+    tensors = [a for a in inputs if isinstance(a, torch.Tensor)]
+    assert [tuple(t.shape) for t in tensors] == shapes
+    assert all(t.dtype == bench_ops.DTYPES[dtype] for t in tensors)
+    assert all(torch.isfinite(t).all() for t in tensors)
+    again = bench_ops.make_inputs(function, shape, dtype)
+    assert all(torch.equal(a, b) for a, b in zip(tensors, again, strict=False))
+
+
+def _fp32(function: str, shape: dict[str, int]) -> tuple:
+    return bench_ops.make_inputs(function, shape, "float32", seed=3)
+
+
+def test_eager_gelu_is_the_tanh_form():
+    (x,) = _fp32("gelu_tanh", {"n": 257})
+    want = 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    torch.testing.assert_close(bench_ops.gelu_tanh_eager(x), want)
+
+
+def test_eager_softmax_is_row_wise():
+    (x,) = _fp32("softmax", {"m": 3, "n": 37})
+    e = torch.exp(x - x.max(dim=1, keepdim=True).values)
+    torch.testing.assert_close(bench_ops.softmax_eager(x), e / e.sum(dim=1, keepdim=True))
+
+
+def test_eager_layer_norm_uses_the_biased_variance():
+    x, w, b, eps = _fp32("layer_norm", {"m": 3, "n": 37})
+    mean = x.mean(dim=1, keepdim=True)
+    var = ((x - mean) ** 2).sum(dim=1, keepdim=True) / 37
+    torch.testing.assert_close(bench_ops.layer_norm_eager(x, w, b, eps),
+                               (x - mean) / torch.sqrt(var + eps) * w + b)
+
+
+def test_eager_rms_norm_uses_the_given_eps():
+    x, w, eps = _fp32("rms_norm", {"m": 3, "n": 37})
+    x = x * 1e-4  # small rows, where eps matters
+    want = x / torch.sqrt((x * x).mean(dim=1, keepdim=True) + eps) * w
+    torch.testing.assert_close(bench_ops.rms_norm_eager(x, w, eps), want)
+
+
+def test_eager_fused_add_rmsnorm_writes_both_in_place():
+    x, res, w, eps = _fp32("fused_add_rmsnorm", {"t": 3, "h": 37})
+    h = x + res
+    want_x = h / torch.sqrt((h * h).mean(dim=1, keepdim=True) + eps) * w
+    assert bench_ops.fused_add_rmsnorm_eager(x, res, w, eps) is None
+    torch.testing.assert_close(res, h)
+    torch.testing.assert_close(x, want_x)
+
+
+def test_eager_silu_and_mul_gates_the_first_half():
+    (x,) = _fp32("silu_and_mul", {"t": 3, "i": 37})
+    gate, up = x[:, :37], x[:, 37:]
+    torch.testing.assert_close(bench_ops.silu_and_mul_eager(x), gate * torch.sigmoid(gate) * up)
+
+
+def test_in_place_op_stays_finite_over_the_calls_of_one_timing():
+    # Timing rotates among IN_PLACE_SETS copies, so each sees a few hundred calls at most.
+    x, res, w, eps = bench_ops.make_inputs("fused_add_rmsnorm", {"t": 4, "h": 512}, "bfloat16")
+    for _ in range(400):
+        bench_ops.fused_add_rmsnorm_eager(x, res, w, eps)
+    assert torch.isfinite(x).all() and torch.isfinite(res).all()
+
+
+def test_decode_and_large_shapes():
+    assert bench_ops.is_decode("fused_add_rmsnorm", {"t": 16, "h": 4096})
+    assert not bench_ops.is_decode("fused_add_rmsnorm", {"t": 4096, "h": 4096})
+    assert not bench_ops.is_decode("gelu_tanh", {"n": 16})
+    assert bench_ops.is_large("softmax", {"m": 4096, "n": 8192})
+    assert not bench_ops.is_large("softmax", {"m": 4096, "n": 1000})
+
+
+# ---- the report's text and the best times -------------------------------------------------------
+
+def _row(label="softmax m=4096 n=8192 bfloat16", us=36.5, **extra) -> bench.BenchRow:
+    fields = dict(function="softmax", shape={"m": 4096, "n": 8192}, dtype="bfloat16",
+                  bytes=134_217_728, large=True, impl_us=us, reference_us=36.0, eager_us=131.7,
+                  compile_us=None, errors={"compile": "BackendCompilerFailed: no compiler"})
+    fields.update(extra)
+    row = bench.BenchRow(label=label, **fields)
+    row.gbps = row.bytes / (us * 1e-6) / 1e9
+    row.pct_copy = 100 * row.gbps / 4273
+    return row
+
+
+def _report(*rows: bench.BenchRow) -> bench.BenchReport:
+    return bench.BenchReport(drill="t2", impl=str(ROOT / "drills/mine/t2_softmax.py"),
+                             status=bench.TIMED, device="NVIDIA H200", copy_gbps=4273.0,
+                             launch_us=2.9, launch_graph_us=1.4, rows=list(rows))
+
+
+def test_format_report_is_a_table_within_100_columns():
+    decode = _row("fused_add_rmsnorm t=16 h=4096 bfloat16", 5.4, function="fused_add_rmsnorm",
+                  shape={"t": 16, "h": 4096}, bytes=532_480, large=False, decode=True,
+                  graph_us=2.1, errors={})
+    text = bench.format_report(_report(_row(), decode))
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert "NVIDIA H200" in lines[0]
+    assert "copy bandwidth 4273 GB/s" in text and "empty Triton launch 2.9 µs" in text
+    table = next(line for line in lines if line.startswith("softmax m=4096 n=8192"))
+    assert table.split() == ["softmax", "m=4096", "n=8192", "36.5", "3677", "86%", "36.0",
+                             "131.7", "—", "—"]
+    fused = next(line for line in lines if line.startswith("fused_add_rmsnorm"))
+    assert fused.split()[-1] == "2.10"
+    assert "torch.compile: BackendCompilerFailed" in text
+
+
+def test_format_report_explains_why_nothing_was_timed():
+    report = bench.BenchReport(drill="t3", impl="x.py", status=bench.TESTS_FAIL,
+                               message="not timed: tests fail (padding-where).")
+    assert "not timed: tests fail (padding-where)." in bench.format_report(report)
+
+
+def test_report_round_trips_through_json():
+    report = _report(_row())
+    again = bench.BenchReport.from_json(json.loads(json.dumps(report.to_json())))
+    assert again == report and again.timed
+
+
+def test_record_best_keeps_the_lower_time(tmp_path):
+    store = ProgressStore(tmp_path / "progress.json")
+    assert bench.record_best(store, _report(_row(us=40.0))) == ["softmax m=4096 n=8192 bfloat16"]
+    assert bench.record_best(store, _report(_row(us=45.0))) == []
+    reread = ProgressStore(tmp_path / "progress.json").drill("t2").best_bench
+    assert reread["softmax m=4096 n=8192 bfloat16"]["us"] == 40.0
+    bench.record_best(store, _report(_row(us=36.5)))
+    best = ProgressStore(tmp_path / "progress.json").drill("t2").best_bench
+    assert best["softmax m=4096 n=8192 bfloat16"]["us"] == 36.5
+    assert best["softmax m=4096 n=8192 bfloat16"]["device"] == "NVIDIA H200"
+
+
+def test_record_best_ignores_cases_that_were_not_timed(tmp_path):
+    store = ProgressStore(tmp_path / "progress.json")
+    untimed = bench.BenchRow(label="softmax m=4 n=4 bfloat16", errors={"mine": "boom"})
+    assert bench.record_best(store, _report(untimed)) == []
+    assert store.drill("t2").best_bench == {}
+
+
+# ---- bench_drill without a GPU ------------------------------------------------------------------
+
+class FakeRunner:
+    def __init__(self, status: str, backend: str, diagnoses: list[str] | None = None):
+        self.result = r.RunResult(drill="t2", impl="x", status=status, backend=backend,
+                                  diagnoses=diagnoses or [])
+        self.calls: list[tuple[str, str]] = []
+
+    def run(self, drill_id, impl="mine", **_):
+        self.calls.append((drill_id, impl))
+        return self.result
+
+
+@pytest.fixture
+def no_child(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the bench process must not be started")
+
+    monkeypatch.setattr(bench, "_run_child", refuse)
+
+
+def test_on_the_cpu_nothing_is_timed_and_the_report_says_why(catalogue, no_child):
+    runner = FakeRunner(r.PASSED, "cpu-interpreter")
+    report = bench.bench_drill(catalogue, "t2", "solutions", runner=runner)
+    assert runner.calls == [("t2", "solutions")]
+    assert report.status == bench.NO_GPU and not report.timed and report.rows == []
+    assert "interpreter" in report.message and "one after another" in report.message
+    assert "interpreter" in bench.format_report(report)
+
+
+def test_forced_cpu_times_nothing(catalogue, no_child):
+    report = bench.bench_drill(catalogue, "t2", "solutions", verify=False, force_cpu=True)
+    assert report.status == bench.NO_GPU and "--cpu" in report.message
+
+
+def test_a_failing_kernel_is_not_timed(catalogue, no_child):
+    runner = FakeRunner(r.FAILED, "cuda", ["padding-neg-inf"])
+    report = bench.bench_drill(catalogue, "t2", "mine", runner=runner)
+    assert report.status == bench.TESTS_FAIL
+    assert report.message.startswith("not timed: tests fail (padding-neg-inf)")
+
+
+FAKE_CHILD = """
+import json, sys, time
+out = sys.argv[sys.argv.index("--out") + 1]
+mode = {mode!r}
+if mode == "sleep":
+    print("[bench] starting", flush=True)
+    time.sleep(60)
+if mode == "crash":
+    print("Fatal Python error: Segmentation fault", flush=True)
+    sys.exit(3)
+row = {{"label": "softmax m=4096 n=8192 bfloat16", "function": "softmax",
+        "shape": {{"m": 4096, "n": 8192}}, "dtype": "bfloat16", "bytes": 134217728,
+        "decode": False, "large": True, "us": {{"mine": 36.5, "eager": 131.7, "reference": 36.0}},
+        "graph_us": {{}}, "max_diff": {{"reference": 0.0}}, "errors": {{}}, "notes": []}}
+json.dump({{"status": "timed", "device": "NVIDIA H200", "copy_gbps": 4273.0, "launch_us": 2.9,
+           "rows": [row], "notes": []}}, open(out, "w"))
+print("[bench] done", flush=True)
+"""
+
+
+def _fake_python(tmp_path: Path, mode: str) -> str:
+    script = tmp_path / "fake_child.py"
+    script.write_text(FAKE_CHILD.format(mode=mode))
+    launcher = tmp_path / "python"
+    launcher.write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n")
+    launcher.chmod(0o755)
+    return str(launcher)
+
+
+def test_the_bench_process_report_is_read_into_rows(catalogue, tmp_path):
+    lines: list[str] = []
+    report = bench.bench_drill(catalogue, "t2", "solutions", runner=FakeRunner(r.PASSED, "cuda"),
+                               python=_fake_python(tmp_path, "ok"), on_progress=lines.append)
+    assert report.timed, (report.message, report.output)
+    assert lines == ["[bench] done"]
+    (row,) = report.rows
+    times = (row.impl_us, row.reference_us, row.eager_us, row.compile_us)
+    assert times == (36.5, 36.0, 131.7, None)
+    assert round(row.gbps) == 3677 and round(row.pct_copy) == 86
+
+
+def test_a_bench_process_that_runs_too_long_is_stopped(catalogue, tmp_path):
+    started = time.monotonic()
+    report = bench.bench_drill(catalogue, "t2", "solutions", verify=False, timeout=2,
+                               python=_fake_python(tmp_path, "sleep"))
+    assert time.monotonic() - started < 20
+    assert report.status == bench.ERROR and "stopped after 2 s" in report.message
+    assert "[bench] starting" in report.output
+
+
+def test_a_bench_process_that_dies_without_a_report_is_an_error(catalogue, tmp_path):
+    report = bench.bench_drill(catalogue, "t2", "solutions", verify=False,
+                               python=_fake_python(tmp_path, "crash"))
+    assert report.status == bench.ERROR and report.rows == []
+    assert "exit code 3" in report.message and "Segmentation fault" in report.output
+    assert "Segmentation fault" in bench.format_report(report)
+
+
+# ---- the bench process, with wall-clock timers in place of the GPU's ----------------------------
+
+LEARNER = textwrap.dedent("""
+    import torch
+    import torch.nn.functional as F
+
+    def fused_add_rmsnorm(x, residual, weight, eps=1e-6):
+        h = x.float() + residual.float()
+        residual.copy_(h)
+        x.copy_(F.rms_norm(h, (h.shape[-1],), weight.float(), eps))
+
+    def silu_and_mul(x):
+        gate, up = x.chunk(2, dim=-1)
+        return F.silu(up) * gate  # the halves swapped: differs from eager
+""")
+
+
+def test_bench_process_logic_on_the_cpu(monkeypatch, tmp_path, catalogue):
+    monkeypatch.setattr(bench_child, "DEVICE", "cpu")
+    monkeypatch.setattr(bench_child, "_cuda_healthy", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
+    monkeypatch.setattr(bench_child, "median_ms", lambda fn: (fn(), fn(), 0.01)[-1])
+    monkeypatch.setattr(bench_child, "graph_us",
+                        lambda call: ([call(k) for k in range(4)], 0.5)[-1])
+    mine = tmp_path / "mine.py"
+    mine.write_text(LEARNER)
+    broken = tmp_path / "broken.py"
+    broken.write_text("def fused_add_rmsnorm(*a):\n    raise RuntimeError('boom')\n")
+    drill = catalogue.drill("f3")
+    cases = [BenchCase("fused_add_rmsnorm", {"t": 4, "h": 64}),
+             BenchCase("silu_and_mul", {"t": 300, "i": 40})]
+    report = {"rows": [], "notes": [], "l2_bytes": 1 << 16}
+    out = tmp_path / "report.json"
+    bench_child.bench_cases(report, out, drill, cases, mine, broken, with_compile=False)
+    assert report["status"] == bench_child.TIMED
+    assert json.loads(out.read_text())["rows"] == json.loads(json.dumps(report["rows"]))
+    fused, silu = report["rows"]
+    assert fused["us"] == {"mine": 10.0, "eager": 10.0}
+    assert fused["errors"]["reference"].startswith("RuntimeError: boom")
+    assert fused["decode"] and fused["graph_us"] == {"eager": 0.5, "mine": 0.5}
+    assert fused["max_diff"]["mine"] == 0.0 and fused["notes"] == []
+    assert not silu["decode"] and silu["graph_us"] == {}
+    assert any("your kernel differs from torch eager" in note for note in silu["notes"])
+    assert "reference: broken.py does not define silu_and_mul" in report["notes"]
+
+
+def test_anchors_are_measured_once_per_card_and_software(monkeypatch, tmp_path):
+    measured = []
+    monkeypatch.setattr(bench_child, "_copy_gbps", lambda: measured.append("copy") or 4273.0)
+    monkeypatch.setattr(bench_child, "_empty_launch_us",
+                        lambda: measured.append("launch") or (2.9, 1.4))
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    cache = tmp_path / ".tutor" / "bandwidth.json"
+    info = {"device": "NVIDIA H200", "torch": "2.11", "triton": "3.6", "notes": []}
+    first = bench_child._anchors(cache, dict(info), remeasure=False)
+    again = bench_child._anchors(cache, dict(info), remeasure=False)
+    assert first == again == {"copy_gbps": 4273.0, "launch_us": 2.9, "launch_graph_us": 1.4}
+    assert measured == ["copy", "launch"]
+    bench_child._anchors(cache, {**info, "triton": "3.9"}, remeasure=False)
+    bench_child._anchors(cache, dict(info), remeasure=True)
+    assert measured == ["copy", "launch"] * 3
+    assert set(json.loads(cache.read_text())["devices"]) == {"NVIDIA H200"}
+
+
+def test_bench_process_without_a_gpu_writes_no_gpu(monkeypatch, tmp_path):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    out = tmp_path / "report.json"
+    code = bench_child.main(["--drill", "t2", "--impl", "x.py", "--out", str(out)])
+    assert code == 0
+    assert json.loads(out.read_text())["status"] == bench_child.NO_GPU
+
+
+# ---- the GPU report's reading of mutant names ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def gpu_report():
+    spec = importlib.util.spec_from_file_location("gpu_report", ROOT / "scripts" / "gpu_report.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gpu_report"] = module  # dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    yield module
+    sys.modules.pop("gpu_report", None)
+
+
+def test_mutant_names_say_what_is_expected(gpu_report):
+    parse = gpu_report.parse_mutant_name
+    assert parse("padding-where__no-where.py") == gpu_report.Expectation(False, "padding-where",
+                                                                         "no-where")
+    assert parse("tests/mutants/t3/correct__welford-column-blocks.py") == gpu_report.Expectation(
+        True, None, "welford-column-blocks")
+    assert parse("bf16-no-upcast__upcast_only_for_sigmoid.py").diagnosis == "bf16-no-upcast"
+    assert parse("torch-fallback.py") == gpu_report.Expectation(False, "torch-fallback", "")
+
+
+def test_verdicts_are_judged_like_the_project_tests(gpu_report):
+    fails_as = gpu_report.Expectation(False, "padding-where")
+    passes = gpu_report.Expectation(True, None)
+    verdict = gpu_report.Verdict
+    assert gpu_report.as_expected(fails_as, verdict(r.FAILED, "padding-where"))
+    assert gpu_report.as_expected(fails_as, verdict(r.CRASHED, "padding-where"))
+    assert not gpu_report.as_expected(fails_as, verdict(r.FAILED, "mismatch"))
+    assert not gpu_report.as_expected(fails_as, verdict(r.PASSED))
+    assert gpu_report.as_expected(passes, verdict(r.PASSED))
+    assert not gpu_report.as_expected(passes, verdict(r.TIMEOUT, "kernel-hang"))
+    assert gpu_report.as_expected(passes, verdict("not run")) is None
+
+
+def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
+    state = gpu_report.State(date="2026-01-02", started=time.monotonic(), options={"budget": 480})
+    state.env = {"device": "NVIDIA H200", "driver": "570.1", "torch": "2.11", "triton": "3.6"}
+    state.targets = gpu_report.targets_for(catalogue, ["t2"])[:2]
+    first, second = state.targets
+    assert first.name == "solution" and first.expect.passes
+    state.gpu[("t2", first.name)] = gpu_report.Verdict(r.PASSED, backend="cuda")
+    state.cpu[("t2", first.name)] = gpu_report.Verdict(r.FAILED, "mismatch", message="differs")
+    decode = _row("softmax m=16 n=8192 bfloat16", 3.5, shape={"m": 16, "n": 8192}, large=False,
+                  decode=True, compile_us=3.0, errors={})
+    state.benches["t2"] = _report(_row(), decode)
+    data = gpu_report.report_json(state)
+    text = gpu_report.render_markdown(state, data)
+    assert "| t2 | `solution` | pass | pass | mismatch | yes / **no** |" in text
+    assert "CPU t2/`solution`: failed — differs" in text
+    assert "| t2 softmax m=4096 n=8192 | ≥ 85% of copy bandwidth | 86.1% | met |" in text
+    assert "| t2 softmax m=16 n=8192 | not slower than torch.compile | 3.5 µs vs 3.0 µs (1.17×) " \
+           "| **not met** |" in text
+    assert "| t2 softmax m=16 n=8192 | within 1 µs of an empty launch | 3.5 µs vs 2.9 µs" in text
+    assert json.loads(json.dumps(data, default=str))["anchors"]["copy_gbps"] == 4273.0
+
+
+def test_gpu_report_survives_a_failing_bench_and_writes_its_files(gpu_report, monkeypatch,
+                                                                  tmp_path):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("PYTHONPATH", "")
+    monkeypatch.setattr(gpu_report, "DOCS", tmp_path / "docs")
+    monkeypatch.setattr(gpu_report, "environment",
+                        lambda: {"cuda": True, "device": "NVIDIA H200", "torch": "2.11"})
+    calls = []
+
+    def fake_bench(catalogue, drill_id, impl, **kwargs):
+        calls.append((drill_id, impl, kwargs["verify"], kwargs["timeout"]))
+        if drill_id == "t1":
+            raise RuntimeError("the card fell over")
+        return _report(_row())
+
+    monkeypatch.setattr(gpu_report.bench, "bench_drill", fake_bench)
+    code = gpu_report.main(["--skip-cpu", "--skip-gpu", "--drills", "t1,t2", "--budget", "400",
+                            "--out", str(tmp_path / "out")])
+    assert code == 0
+    assert [c[:3] for c in calls] == [("t1", "solutions", False), ("t2", "solutions", False)]
+    assert all(45 <= c[3] <= 300 for c in calls)
+    (md,) = (tmp_path / "out").glob("gpu-report-*.md")
+    text = md.read_text()
+    assert "bench t1 failed: RuntimeError: the card fell over" in text
+    assert "| t2 softmax m=4096 n=8192 bfloat16 | 36.50 | 3677 | 86% |" in text
+    assert (tmp_path / "docs" / md.name).read_text() == text
+    data = json.loads(md.with_suffix(".json").read_text())
+    assert data["benches"]["t2"]["rows"][0]["impl_us"] == 36.5

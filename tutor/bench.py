@@ -1,0 +1,412 @@
+"""`tutor bench`: time a drill's kernels on the GPU, beside the reference, torch eager and compile.
+
+    report = bench_drill(catalogue, "t3", "mine")
+    print(format_report(report))
+    record_best(store, report)
+
+A kernel is timed only once the drill's tests pass (a wrong kernel's speed means nothing). The
+timing runs in a child process (`python -m tutor.bench_child`) in its own process group with a
+time limit, like the tests, so this module never imports torch: whether there is a GPU is found
+out by the test run (its backend) or by the child. On the CPU nothing is timed and the report
+says why: Triton's interpreter runs the program instances one after another in Python, so its
+times say nothing about a GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from tutor import progress as p
+from tutor.catalogue import Catalogue
+from tutor.runner import Runner
+
+DEFAULT_TIMEOUT_S = 900.0  # torch.compile of every shape dominates: ~5-20 s a shape
+CPU_BACKEND = "cpu-interpreter"  # RunResult.backend when the tests ran in the interpreter
+OUTPUT_TAIL = 4000
+
+# Report statuses.
+TIMED = "timed"  # at least one case of the learner's file was timed
+TESTS_FAIL = "tests-fail"  # the tests did not pass: nothing was timed
+NO_GPU = "no-gpu"  # the CPU interpreter: nothing was timed
+NO_CASES = "no-cases"  # drills.yaml lists no bench shape for the drill
+ERROR = "error"  # the bench process failed; rows measured before that are kept
+
+CPU_EXPLANATION = (
+    "No timing on the CPU: without a GPU the kernels run in Triton's interpreter, which executes "
+    "the program instances one after another in Python. Its times say nothing about how the "
+    "kernel would run on a GPU. Run `tutor bench {drill}` on a machine with an NVIDIA GPU."
+)
+
+
+@dataclass
+class BenchRow:
+    """One bench case. Times are microseconds (do_bench median, L2 flushed); None = not timed."""
+
+    label: str
+    function: str = ""
+    shape: dict[str, int] = field(default_factory=dict)
+    dtype: str = ""
+    bytes: int = 0  # the fewest bytes read + written (tutor.bench_ops)
+    decode: bool = False  # a few rows: the time is mostly launch overhead
+    large: bool = False  # enough traffic that the target is a share of copy bandwidth
+    impl_us: float | None = None
+    gbps: float | None = None
+    pct_copy: float | None = None  # GB/s as a percentage of the card's copy bandwidth
+    reference_us: float | None = None
+    eager_us: float | None = None
+    compile_us: float | None = None
+    graph_us: float | None = None  # the learner's kernel: GPU time per call in a CUDA graph
+    reference_graph_us: float | None = None
+    eager_graph_us: float | None = None
+    compile_graph_us: float | None = None
+    compile_s: float | None = None  # how long torch.compile took for this shape
+    max_diff: dict[str, float | None] = field(default_factory=dict)  # against torch eager
+    errors: dict[str, str] = field(default_factory=dict)  # implementation -> what went wrong
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def short_label(self) -> str:
+        """`softmax m=4096 n=1000`: the label without the dtype."""
+        dims = " ".join(f"{k}={v}" for k, v in self.shape.items())
+        return f"{self.function} {dims}".strip() or self.label
+
+
+@dataclass
+class BenchReport:
+    drill: str
+    impl: str  # the file timed
+    status: str
+    message: str = ""
+    impl_name: str = ""  # as asked: mine, solutions or a path
+    device: str = ""
+    torch: str = ""
+    triton: str = ""
+    python: str = ""
+    copy_gbps: float | None = None  # device-to-device copy, bytes read + written
+    launch_us: float | None = None  # an empty Triton kernel, do_bench median
+    launch_graph_us: float | None = None  # the same in a CUDA graph
+    l2_flush: bool | None = None
+    rows: list[BenchRow] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    tests_status: str = ""  # how the drill's tests ended before timing ("" = not run)
+    diagnoses: list[str] = field(default_factory=list)
+    duration: float = 0.0
+    output: str = ""  # the tail of the bench process's output, when it failed
+
+    @property
+    def timed(self) -> bool:
+        return self.status == TIMED
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["timed"] = self.timed
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BenchReport:
+        known = {f.name for f in fields(cls)}
+        report = cls(**{k: v for k, v in data.items() if k in known and k != "rows"})
+        row_fields = {f.name for f in fields(BenchRow)}
+        report.rows = [BenchRow(**{k: v for k, v in row.items() if k in row_fields})
+                       for row in data.get("rows", [])]
+        return report
+
+
+def bench_drill(catalogue: Catalogue, drill_id: str, impl: str = "mine", *,
+                runner: Runner | None = None, force_cpu: bool = False, verify: bool = True,
+                compile: bool = True, cases: list[str] | None = None,
+                timeout: float = DEFAULT_TIMEOUT_S,
+                on_progress: Callable[[str], None] | None = None,
+                python: str = sys.executable) -> BenchReport:
+    """Check the drill's tests, then time its bench cases on the GPU in a child process.
+
+    - `verify=False` skips the tests (the caller has just run them).
+    - `compile=False` skips torch.compile (its compiles take most of the time).
+    - `cases`: case numbers (from 0) or function names; all when None.
+    - `on_progress` gets each line the bench process prints, as it comes.
+    """
+    started = time.monotonic()
+    drill = catalogue.drill(drill_id)
+    paths = catalogue.paths
+    impl_path = paths.resolve_impl(drill.file, impl)
+    report = BenchReport(drill=drill_id, impl=str(impl_path), status=ERROR, impl_name=impl)
+    if not drill.bench:
+        report.status = NO_CASES
+        report.message = f"drills.yaml lists no bench shapes for {drill_id}"
+        return report
+    ran_on_cpu = force_cpu
+    if verify:
+        runner = runner or Runner(catalogue, force_cpu=force_cpu)
+        result = runner.run(drill_id, impl)
+        report.tests_status, report.diagnoses = result.status, list(result.diagnoses)
+        if not result.passed:
+            report.status = TESTS_FAIL
+            first = f" ({result.diagnoses[0]})" if result.diagnoses else ""
+            detail = f": {result.message}" if result.message else ""
+            report.message = (f"not timed: tests fail{first}{detail}. Run `tutor check "
+                              f"{drill_id}` to see what is wrong.")
+            report.duration = round(time.monotonic() - started, 2)
+            return report
+        ran_on_cpu = result.backend == CPU_BACKEND
+    if ran_on_cpu:
+        report.status = NO_GPU
+        report.message = ("The tests pass on the CPU interpreter. " if verify else "") + \
+            CPU_EXPLANATION.format(drill=drill_id)
+        if force_cpu:
+            report.message += " (--cpu was given.)"
+        report.duration = round(time.monotonic() - started, 2)
+        return report
+    _run_child(report, catalogue, drill_id, impl_path, compile, cases, timeout, on_progress, python)
+    report.duration = round(time.monotonic() - started, 2)
+    return report
+
+
+def _run_child(report: BenchReport, catalogue: Catalogue, drill_id: str, impl_path: Path,
+               with_compile: bool, cases: list[str] | None, timeout: float,
+               on_progress: Callable[[str], None] | None, python: str) -> None:
+    root = catalogue.paths.root
+    with tempfile.TemporaryDirectory(prefix="tutor-bench-") as tmp:
+        out = Path(tmp) / "report.json"
+        cmd = [python, "-m", "tutor.bench_child", "--drill", drill_id, "--impl", str(impl_path),
+               "--out", str(out), "--root", str(root)]
+        if not with_compile:
+            cmd.append("--no-compile")
+        if cases:
+            cmd += ["--cases", ",".join(str(c) for c in cases)]
+        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
+        env.pop("TRITON_INTERPRET", None)  # timings need the real GPU
+        package_parent = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [package_parent] + [x for x in env.get("PYTHONPATH", "").split(os.pathsep) if x])
+        returncode, ended, output = _run_group(cmd, root, env, timeout, on_progress)
+        data = _read(out)
+    if data:
+        _merge(report, data)
+    if data.get("status") == NO_GPU:
+        report.status = NO_GPU
+        report.message = CPU_EXPLANATION.format(drill=drill_id) + f" ({data.get('message')}.)"
+        return
+    complete = data.get("status") == TIMED
+    if ended == "timeout" and complete:
+        report.notes.append("the bench process finished its report but did not exit; it was "
+                            f"stopped after {timeout:.0f} s")
+    elif ended == "timeout":
+        report.status = ERROR
+        report.message = (f"the bench was stopped after {timeout:.0f} s; the cases measured "
+                          "before that are shown")
+    elif not complete:
+        report.status = ERROR
+        report.message = data.get("message") or (
+            f"the bench process ended ({_how(returncode)}) without a report")
+    if report.status != TIMED:
+        report.output = output[-OUTPUT_TAIL:]
+
+
+def _how(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"exit code {returncode}"
+
+
+def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float,
+               on_progress: Callable[[str], None] | None) -> tuple[int, str, str]:
+    """Run `cmd` in its own process group; kill the group at the time limit."""
+    lines: list[str] = []
+    try:
+        child = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                 errors="replace", start_new_session=True)
+    except OSError as exc:
+        return 127, "exited", f"could not start {cmd[0]}: {exc.strerror}"
+
+    def pump() -> None:
+        assert child.stdout is not None
+        for line in child.stdout:
+            lines.append(line)
+            if on_progress is not None:
+                on_progress(line.rstrip("\n"))
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    ended = "exited"
+    try:
+        child.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        ended = "timeout"
+        try:
+            os.killpg(child.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        child.wait()
+    reader.join(timeout=5)
+    return child.returncode, ended, "".join(lines)
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _merge(report: BenchReport, data: dict[str, Any]) -> None:
+    """Fill `report` from the child's JSON (tutor.bench_child's layout)."""
+    for key in ("device", "torch", "triton", "python", "copy_gbps", "launch_us",
+                "launch_graph_us", "l2_flush"):
+        if data.get(key) is not None:
+            setattr(report, key, data[key])
+    report.status = data.get("status", ERROR)
+    report.message = data.get("message") or ""
+    report.notes = list(data.get("notes", []))
+    report.rows = [row_from_child(raw, report.copy_gbps) for raw in data.get("rows", [])]
+
+
+def row_from_child(raw: dict[str, Any], copy_gbps: float | None) -> BenchRow:
+    """A BenchRow from one of the child's rows, with GB/s and the share of copy bandwidth."""
+    us, graph = raw.get("us", {}), raw.get("graph_us", {})
+    row = BenchRow(
+        label=raw.get("label", "?"), function=raw.get("function", ""),
+        shape=dict(raw.get("shape", {})), dtype=raw.get("dtype", ""),
+        bytes=int(raw.get("bytes", 0)), decode=bool(raw.get("decode")),
+        large=bool(raw.get("large")), impl_us=us.get("mine"), reference_us=us.get("reference"),
+        eager_us=us.get("eager"), compile_us=us.get("compile"), graph_us=graph.get("mine"),
+        reference_graph_us=graph.get("reference"), eager_graph_us=graph.get("eager"),
+        compile_graph_us=graph.get("compile"), compile_s=raw.get("compile_s"),
+        max_diff=dict(raw.get("max_diff", {})),
+        errors=dict(raw.get("errors", {})), notes=list(raw.get("notes", [])),
+    )
+    if row.impl_us and row.bytes:
+        row.gbps = row.bytes / (row.impl_us * 1e-6) / 1e9
+        if copy_gbps:
+            row.pct_copy = 100.0 * row.gbps / copy_gbps
+    return row
+
+
+# ---- text for the command line ------------------------------------------------------------------
+
+LEGEND = (
+    "µs: do_bench median, the L2 flushed before each call. ref: the reference solution.",
+    "GB/s: the fewest bytes the op must move (each input read once, each output written once).",
+    "graph: GPU time per call replayed in a CUDA graph, for decode-sized shapes (launch-bound).",
+)
+_COLUMNS = (("yours µs", 9), ("GB/s", 6), ("%copy", 6), ("ref µs", 9), ("eager µs", 9),
+            ("compile µs", 11), ("graph µs", 9))
+
+
+def format_report(report: BenchReport) -> str:
+    """What `tutor bench` prints: a table that fits 100 columns, then notes and a legend."""
+    where = _short_path(report.impl)
+    lines = [f"{report.drill}: {where}" + (f" on {report.device}" if report.device else "")]
+    if report.status in (TESTS_FAIL, NO_GPU, NO_CASES) or not report.rows:
+        lines += textwrap.wrap(report.message or f"not timed ({report.status})", 100)
+        if report.output:
+            lines += ["", "bench output (last lines):"]
+            lines += [f"  {line}" for line in report.output.strip().splitlines()[-15:]]
+        return "\n".join(lines)
+    anchors = []
+    if report.copy_gbps:
+        anchors.append(f"copy bandwidth {report.copy_gbps:.0f} GB/s")
+    if report.launch_us:
+        graph = (f" ({report.launch_graph_us:.1f} µs in a CUDA graph)"
+                 if report.launch_graph_us else "")
+        anchors.append(f"empty Triton launch {report.launch_us:.1f} µs{graph}")
+    if anchors:
+        lines.append(" · ".join(anchors))
+    dtypes = {row.dtype for row in report.rows}
+    same_dtype = len(dtypes) == 1
+    labels = [row.short_label if same_dtype else f"{row.short_label} {row.dtype}"
+              for row in report.rows]
+    width = max(24, min(36, max(len(label) for label in labels) + 1))
+    head = f"{('case (' + next(iter(dtypes)) + ')') if same_dtype else 'case':<{width}}"
+    lines += ["", head + "".join(f"{name:>{w}}" for name, w in _COLUMNS)]
+    for label, row in zip(labels, report.rows, strict=True):
+        cells = (_us(row.impl_us), _num(row.gbps), _pct(row.pct_copy), _us(row.reference_us),
+                 _us(row.eager_us), _us(row.compile_us), _us(row.graph_us))
+        widths = [w for _, w in _COLUMNS]
+        lines.append(f"{label[:width - 1]:<{width}}"
+                     + "".join(f"{cell:>{w}}" for cell, w in zip(cells, widths, strict=True)))
+    notes = list(report.notes)
+    for row in report.rows:
+        notes += [f"{row.short_label}: {_shown(name)}: {text}" for name, text in row.errors.items()]
+        notes += [f"{row.short_label}: {text}" for text in row.notes]
+    if report.message:
+        notes.insert(0, report.message)
+    if notes:
+        lines.append("")
+    for note in notes:
+        lines += textwrap.wrap(note, 100, initial_indent="! ", subsequent_indent="  ")
+    return "\n".join(lines + ["", *LEGEND])
+
+
+def _shown(name: str) -> str:
+    """`mine (graph)` -> `your kernel (graph)`."""
+    role, _, rest = name.partition(" ")
+    shown = {"mine": "your kernel", "reference": "the reference", "eager": "torch eager",
+             "compile": "torch.compile"}.get(role, role)
+    return f"{shown} {rest}".strip()
+
+
+def _short_path(path: str) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
+
+
+def _us(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f}"
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f}%"
+
+
+# ---- progress -----------------------------------------------------------------------------------
+
+def record_best(store: p.ProgressStore, report: BenchReport) -> list[str]:
+    """Keep, per case, the learner's fastest time in DrillProgress.best_bench; save if changed.
+
+    Returns the labels of the cases that improved. Call it for the learner's own file only.
+    """
+    improved = []
+    store.reload()
+    state = store.drill(report.drill)
+    for row in report.rows:
+        if row.impl_us is None:
+            continue
+        best_us = (state.best_bench.get(row.label) or {}).get("us")
+        if isinstance(best_us, (int, float)) and best_us <= row.impl_us:
+            continue
+        state.best_bench[row.label] = {
+            "us": round(row.impl_us, 3),
+            "gbps": None if row.gbps is None else round(row.gbps, 1),
+            "pct_copy": None if row.pct_copy is None else round(row.pct_copy, 1),
+            "device": report.device, "at": p.now(),
+        }
+        improved.append(row.label)
+    if improved:
+        store.save()
+    return improved
+

@@ -1,0 +1,502 @@
+"""The process that times a drill's kernels on the GPU; `tutor.bench` starts it and reads its JSON.
+
+    python -m tutor.bench_child --drill t3 --impl PATH --out report.json [--cases 0,rms_norm]
+        [--root DIR] [--no-compile] [--remeasure]
+
+For each bench case of the drill (drills.yaml) it times, with `triton.testing.do_bench` (median;
+do_bench zeroes a 256 MB buffer before every timed call, so the L2 holds none of the inputs):
+the file under test, the reference solution, torch eager and torch.compile (compiled once per
+shape, `dynamic=False`: after one recompile torch switches to dynamic shapes and its kernels get
+slower). For decode-sized cases it also reports GPU time per call from CUDA-graph replay, where
+the CPU's launch cost is gone, with inputs rotated over enough copies to exceed twice the L2.
+
+Two anchors are measured once per card and kept in `.tutor/bandwidth.json`: a 2 GiB
+device-to-device copy (bytes read plus written: the practical ceiling for GB/s) and the launch
+of an empty Triton kernel (the floor for any kernel's time).
+
+The JSON report is rewritten after every case, so a crash keeps what was measured. Nothing here
+runs without a GPU: on the CPU it writes a report whose status is `no-gpu` and exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib.util
+import inspect
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# Statuses shared with tutor.bench (which must not import this module: it imports torch).
+TIMED = "timed"
+NO_GPU = "no-gpu"
+ERROR = "error"
+RUNNING = "running"
+
+IMPLS = ("mine", "reference", "eager", "compile")  # the order they are timed in, per case
+SHOWN = {"mine": "your kernel", "reference": "the reference", "eager": "torch eager",
+         "compile": "torch.compile"}
+ANCHOR_SCHEMA = 1
+COPY_BYTES = 2 * 2**30  # the copy anchor: a 2 GiB tensor copied to another
+L2_FALLBACK_BYTES = 60 * 2**20  # an H200's L2, for a torch that does not report it
+GRAPH_CALLS = 200  # kernel calls captured in one CUDA graph
+GRAPH_REPLAYS = 11  # replays timed; the median is kept
+WARMUP_MS, REP_MS = 25, 100  # do_bench's own defaults, spelled out
+DEVICE = "cuda"
+
+
+def log(message: str) -> None:
+    print(f"[bench] {message}", flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tutor.bench_child", description=__doc__)
+    parser.add_argument("--drill", required=True)
+    parser.add_argument("--impl", required=True, help="the file to time")
+    parser.add_argument("--out", required=True, help="where to write the JSON report")
+    parser.add_argument("--root", default=None, help="the course folder (holds drills.yaml)")
+    parser.add_argument("--cases", default=None,
+                        help="comma-separated case numbers (from 0) or function names")
+    parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
+    parser.add_argument("--remeasure", action="store_true",
+                        help="measure the copy and launch anchors again")
+    args = parser.parse_args(argv)
+    report: dict[str, Any] = {"drill": args.drill, "impl": str(Path(args.impl).resolve()),
+                              "status": RUNNING, "message": "", "rows": [], "notes": []}
+    out = Path(args.out)
+    try:
+        _run(args, report, out)
+    except Exception as exc:  # noqa: BLE001 - whatever breaks is reported in the JSON
+        report["status"] = ERROR
+        report["message"] = f"{type(exc).__name__}: {exc}"
+        report["traceback"] = traceback.format_exc()[-4000:]
+        log(f"failed: {report['message']}")
+    finally:
+        _write(out, report)
+    return 0 if report["status"] in (TIMED, NO_GPU) else 1
+
+
+def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
+    import torch
+
+    if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
+        report["status"] = NO_GPU
+        report["message"] = "torch sees no GPU" + (
+            " (TRITON_INTERPRET=1 is set)" if os.environ.get("TRITON_INTERPRET") == "1" else "")
+        return
+
+    from tutor.catalogue import load_catalogue
+    from tutor.paths import CoursePaths, find_root
+
+    paths = CoursePaths(find_root(args.root))
+    drill = load_catalogue(paths).drill(args.drill)
+    report.update(_device_info())
+    report["l2_flush"] = _do_bench_flushes()
+    if not report["l2_flush"]:
+        report["notes"].append("this triton's do_bench does not seem to flush the L2 between "
+                               "calls: small shapes may look faster than they are")
+    with torch.no_grad():
+        report.update(_anchors(paths.state_dir / "bandwidth.json", report, args.remeasure))
+        _write(out, report)
+        bench_cases(report, out, drill, _select(drill.bench, args.cases), Path(args.impl),
+                    paths.solution(drill.file), with_compile=not args.no_compile)
+
+
+def _device_info() -> dict[str, Any]:
+    import torch
+    import triton
+
+    props = torch.cuda.get_device_properties(0)
+    return {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+            "triton": triton.__version__, "python": platform.python_version(),
+            "l2_bytes": int(getattr(props, "L2_cache_size", 0) or L2_FALLBACK_BYTES)}
+
+
+def bench_cases(report: dict[str, Any], out: Path, drill: Any, cases: list, impl_path: Path,
+                ref_path: Path, *, with_compile: bool = True) -> None:
+    """Time every case, rewriting `out` after each; set the report's status and message."""
+    import torch
+
+    log(f"{drill.id} on {report.get('device')} (torch {report.get('torch')}, "
+        f"triton {report.get('triton')}); {len(cases)} case(s)")
+    torch.manual_seed(0)
+    impl_path, ref_path = impl_path.resolve(), ref_path.resolve()
+    modules = {"mine": _load(impl_path, drill.functions, report, "mine")}
+    if ref_path == impl_path:
+        report["notes"].append("the file timed is the reference solution: timed once")
+        report["reference_is_impl"] = True
+        modules["reference"] = None
+    elif ref_path.is_file():
+        modules["reference"] = _load(ref_path, drill.functions, report, "reference")
+    else:
+        report["notes"].append(f"no reference solution at {ref_path}")
+        modules["reference"] = None
+    for number, case in enumerate(cases):
+        log(f"case {number + 1}/{len(cases)}: {case.label}")
+        try:
+            report["rows"].append(_bench_case(case, modules, report, with_compile))
+        except Exception as exc:  # noqa: BLE001 - e.g. out of memory making the inputs
+            report["notes"].append(f"{case.label}: not timed: {_short(exc)}")
+            log(f"  not timed: {_short(exc)}")
+        _write(out, report)
+        if not _cuda_healthy():
+            report["notes"].append("the GPU reported an error; later cases were skipped")
+            break
+    if any("mine" in row["us"] for row in report["rows"]):
+        report["status"] = TIMED
+    else:
+        report["status"] = ERROR
+        errors = [row["errors"]["mine"] for row in report["rows"] if "mine" in row["errors"]]
+        report["message"] = "your file could not be timed: " + (
+            errors[0] if errors else "; ".join(report["notes"]) or "no bench case ran")
+
+
+def _select(cases: tuple, wanted: str | None) -> list:
+    if not wanted:
+        return list(cases)
+    chosen = []
+    for item in (w.strip() for w in wanted.split(",") if w.strip()):
+        if item.isdigit() and int(item) < len(cases):
+            chosen.append(cases[int(item)])
+        else:
+            chosen.extend(c for c in cases if c.function == item)
+    return [c for i, c in enumerate(chosen) if c not in chosen[:i]]
+
+
+def _load(path: Path, functions: tuple[str, ...], report: dict[str, Any], role: str) -> Any:
+    """Import a learner or solution file as its own module; None (and a note) if it cannot."""
+    from tutor.harness.learner import classify
+
+    name = f"bench_{role}_{abs(hash(str(path)))}"
+    try:
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot import {path}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - the learner's file may raise anything
+        report["notes"].append(f"{role}: could not load {path.name}: "
+                               f"{classify(exc, path.stem, path).message}")
+        return None
+    missing = [f for f in functions if not callable(getattr(module, f, None))]
+    if missing:
+        report["notes"].append(f"{role}: {path.name} does not define {', '.join(missing)}")
+    return module
+
+
+# ---- timing -------------------------------------------------------------------------------------
+
+def _do_bench_flushes() -> bool:
+    from triton import testing
+
+    try:
+        source = inspect.getsource(testing.do_bench)
+    except (OSError, TypeError):
+        return False
+    return "clear_cache" in source or "zero_()" in source
+
+
+def median_ms(fn: Callable[[], Any]) -> float:
+    """do_bench's median in ms, on triton 3.x (return_mode) or an older one (quantiles)."""
+    from triton.testing import do_bench
+
+    if "return_mode" in inspect.signature(do_bench).parameters:
+        return float(do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, return_mode="median"))
+    result = do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, quantiles=[0.5])
+    return float(result[0] if isinstance(result, (list, tuple)) else result)
+
+
+def graph_us(call: Callable[[int], Any], calls: int = GRAPH_CALLS,
+             replays: int = GRAPH_REPLAYS) -> float:
+    """GPU time per call: `calls` calls captured in one CUDA graph, replayed, median / calls.
+
+    `call(k)` makes the k-th call (it picks its own input set, so inputs can rotate).
+    """
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up on a side stream, as capture asks
+        for k in range(3):
+            call(k)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for k in range(calls):
+            call(k)
+    graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(replays):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1000.0 / calls)
+    del graph
+    return statistics.median(times)
+
+
+def _cuda_healthy() -> bool:
+    import torch
+
+    try:
+        torch.cuda.synchronize()
+        return True
+    except Exception:  # noqa: BLE001 - a sticky CUDA error makes every later call fail
+        return False
+
+
+# ---- anchors: copy bandwidth and an empty launch, once per card ---------------------------------
+
+def _anchors(cache_file: Path, report: dict[str, Any], remeasure: bool) -> dict[str, Any]:
+    """The cached anchors for this card and software, else measured now and cached."""
+    import torch
+
+    cached = _read_json(cache_file)
+    devices = cached.get("devices", {}) if cached.get("schema") == ANCHOR_SCHEMA else {}
+    entry = devices.get(report["device"])
+    same = bool(entry) and all(entry.get(k) == report[k] for k in ("torch", "triton"))
+    if same and not remeasure and entry.get("copy_gbps") and entry.get("launch_us"):
+        log(f"anchors from {cache_file}: copy {entry['copy_gbps']:.0f} GB/s, "
+            f"empty launch {entry['launch_us']:.2f} µs")
+        return {k: entry.get(k) for k in ("copy_gbps", "launch_us", "launch_graph_us")}
+    found: dict[str, Any] = {"copy_gbps": None, "launch_us": None, "launch_graph_us": None}
+    try:
+        found["copy_gbps"] = _copy_gbps()
+    except Exception as exc:  # noqa: BLE001
+        report["notes"].append(f"copy bandwidth not measured: {type(exc).__name__}: {exc}")
+    torch.cuda.empty_cache()  # give back the 4 GiB of the copy
+    try:
+        found["launch_us"], found["launch_graph_us"] = _empty_launch_us()
+    except Exception as exc:  # noqa: BLE001
+        report["notes"].append(f"empty launch not measured: {type(exc).__name__}: {exc}")
+    log(f"anchors measured: copy {_fmt(found['copy_gbps'])} GB/s, empty launch "
+        f"{_fmt(found['launch_us'], 2)} µs (graph {_fmt(found['launch_graph_us'], 2)} µs)")
+    if found["copy_gbps"] and found["launch_us"]:
+        devices[report["device"]] = {**found, "torch": report["torch"], "triton": report["triton"],
+                                     "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        try:
+            _write(cache_file, {"schema": ANCHOR_SCHEMA, "devices": devices})
+        except OSError as exc:
+            report["notes"].append(f"could not cache the anchors in {cache_file}: {exc}")
+    return found
+
+
+def _copy_gbps() -> float:
+    import torch
+
+    size = COPY_BYTES
+    while True:
+        try:
+            src = torch.empty(size, dtype=torch.uint8, device="cuda").random_(0, 256)
+            dst = torch.empty_like(src)
+            break
+        except torch.cuda.OutOfMemoryError:
+            if size <= 2**28:
+                raise
+            size //= 2
+            torch.cuda.empty_cache()
+    ms = median_ms(lambda: dst.copy_(src))
+    return 2 * size / (ms * 1e-3) / 1e9
+
+
+def _empty_launch_us() -> tuple[float, float | None]:
+    import torch
+
+    buffer = torch.zeros(1, device="cuda")
+    kernel = _empty_kernel()
+    launch = lambda: kernel[(1,)](buffer)
+    launch()
+    torch.cuda.synchronize()
+    do_bench_us = median_ms(launch) * 1000.0
+    try:
+        replay_us = graph_us(lambda k: launch())
+    except Exception:  # noqa: BLE001 - the do_bench number is the one the targets use
+        replay_us = None
+    return do_bench_us, replay_us
+
+
+@functools.cache
+def _empty_kernel():
+    """A kernel that does nothing, defined on first use so importing this module needs no triton."""
+    import triton
+
+    @triton.jit
+    def _empty(x_ptr):
+        pass
+
+    return _empty
+
+
+# ---- one case -----------------------------------------------------------------------------------
+
+def _bench_case(case: Any, modules: dict[str, Any], report: dict[str, Any],
+                with_compile: bool) -> dict[str, Any]:
+    import torch
+
+    from tutor import bench_ops
+
+    op = bench_ops.op_for(case.function)
+    row: dict[str, Any] = {
+        "label": case.label, "function": case.function, "shape": dict(case.shape),
+        "dtype": case.dtype, "bytes": bench_ops.bytes_moved(case.function, case.shape, case.dtype),
+        "decode": bench_ops.is_decode(case.function, case.shape),
+        "large": bench_ops.is_large(case.function, case.shape, case.dtype),
+        "us": {}, "graph_us": {}, "max_diff": {}, "errors": {}, "notes": [],
+    }
+    base = bench_ops.make_inputs(case.function, case.shape, case.dtype, DEVICE)
+    fns = _implementations(op, modules, case.function, row, with_compile)
+    expected = None
+    try:
+        fresh = bench_ops.clone_inputs(base)
+        expected = op.results(fresh, op.eager(*fresh))
+    except Exception as exc:  # noqa: BLE001
+        row["errors"]["eager"] = _short(exc)
+    for name in IMPLS:
+        fn = fns.get(name)
+        if fn is None:
+            continue
+        try:
+            _time_one(name, fn, op, base, expected, row)
+        except Exception as exc:  # noqa: BLE001 - one implementation failing spoils no other
+            row["errors"][name] = _short(exc)
+            log(f"  {name}: {row['errors'][name]}")
+            if not _cuda_healthy():
+                break
+    if row["decode"] and _cuda_healthy():
+        _graph_times(op, fns, base, row, report["l2_bytes"])
+    if report.get("reference_is_impl"):
+        for table in (row["us"], row["graph_us"]):
+            if "mine" in table:
+                table["reference"] = table["mine"]
+    del base, expected
+    torch.cuda.empty_cache()
+    return row
+
+
+def _implementations(op: Any, modules: dict[str, Any], function: str, row: dict[str, Any],
+                     with_compile: bool) -> dict[str, Callable[..., Any]]:
+    import torch
+
+    fns: dict[str, Callable[..., Any]] = {"eager": op.eager}
+    for role in ("mine", "reference"):
+        module = modules.get(role)
+        fn = getattr(module, function, None) if module is not None else None
+        if callable(fn):
+            fns[role] = fn
+        elif module is not None:
+            row["errors"][role] = f"defines no {function}"
+    if with_compile:
+        try:
+            import torch._dynamo
+
+            torch._dynamo.reset()  # a fresh compile per shape: no recompile, no dynamic shapes
+            fns["compile"] = torch.compile(op.eager, dynamic=False)
+        except Exception as exc:  # noqa: BLE001
+            row["errors"]["compile"] = _short(exc)
+    return fns
+
+
+def _time_one(name: str, fn: Callable[..., Any], op: Any, base: tuple, expected: Any,
+              row: dict[str, Any]) -> None:
+    import torch
+
+    from tutor import bench_ops
+
+    started = time.monotonic()
+    fresh = bench_ops.clone_inputs(base)
+    returned = fn(*fresh)  # the first call compiles (Triton JIT, torch.compile)
+    torch.cuda.synchronize()
+    if name == "compile":
+        row["compile_s"] = round(time.monotonic() - started, 1)
+    if expected is not None and name != "eager":
+        diff, excess = bench_ops.max_excess(op.results(fresh, returned), expected, row["dtype"])
+        row["max_diff"][name] = diff if math.isfinite(diff) else None
+        if excess > 1.0:
+            row["notes"].append(f"{SHOWN[name]} differs from torch eager at this shape "
+                                f"(max |diff| {diff:.3g})")
+    del fresh, returned
+    copies = bench_ops.IN_PLACE_SETS if op.in_place else 1
+    sets = [bench_ops.clone_inputs(base) for _ in range(copies)]
+    counter = iter(range(1 << 62))
+    if len(sets) == 1:
+        inputs = sets[0]
+        call = lambda: fn(*inputs)
+    else:
+        call = lambda: fn(*sets[next(counter) % len(sets)])
+    row["us"][name] = median_ms(call) * 1000.0
+    if op.in_place and not all(bool(torch.isfinite(t).all()) for s in sets for t in s[:2]):
+        row["notes"].append(f"{SHOWN[name]}: the in-place inputs reached inf/NaN while timed")
+    log(f"  {name:<9} {row['us'][name]:9.2f} µs")
+
+
+def _graph_times(op: Any, fns: dict[str, Callable[..., Any]], base: tuple, row: dict[str, Any],
+                 l2_bytes: int) -> None:
+    """CUDA-graph replay time of each implementation, the learner's last (its capture may fail)."""
+    from tutor import bench_ops
+
+    count = max(1, min(GRAPH_CALLS, math.ceil(2 * l2_bytes / max(row["bytes"], 1))))
+    row["graph_input_sets"] = count
+    sets = [bench_ops.clone_inputs(base) for _ in range(count)]
+    for name in ("eager", "compile", "reference", "mine"):
+        fn = fns.get(name)
+        if fn is None or name not in row["us"]:
+            continue
+        try:
+            row["graph_us"][name] = graph_us(lambda k, fn=fn: fn(*sets[k % count]))
+            log(f"  {name:<9} {row['graph_us'][name]:9.2f} µs per call in a CUDA graph")
+        except Exception as exc:  # noqa: BLE001 - e.g. a wrapper that synchronises
+            row["errors"][f"{name} (graph)"] = _short(exc)
+            if not _cuda_healthy():
+                break
+
+
+# ---- small helpers ------------------------------------------------------------------------------
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
+
+
+def _fmt(value: float | None, digits: int = 0) -> str:
+    return "?" if value is None else f"{value:.{digits}f}"
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    """Write JSON atomically: a reader never sees half a report."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=2, default=str)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())
