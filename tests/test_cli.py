@@ -92,7 +92,8 @@ def test_unknown_drill_is_a_usage_error(course, args):
 
 
 def test_broken_catalogue_is_reported_with_file_and_line(course):
-    course.catalogue.write_text(course.catalogue.read_text().replace("    file: t3_layernorm.py\n", ""))
+    text = course.catalogue.read_text()
+    course.catalogue.write_text(text.replace("    file: t3_layernorm.py\n", ""))
     out = tutor(course, "list")
     assert out.returncode == 2
     assert "drills.yaml:" in out.stderr and "drill 't3': missing key 'file'" in out.stderr
