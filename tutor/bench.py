@@ -129,6 +129,7 @@ def bench_drill(catalogue: Catalogue, drill_id: str, impl: str = "mine", *,
                 compile: bool = True, cases: list[str] | None = None,
                 timeout: float = DEFAULT_TIMEOUT_S,
                 on_progress: Callable[[str], None] | None = None,
+                cancel: threading.Event | None = None,
                 python: str = sys.executable) -> BenchReport:
     """Check the drill's tests, then time its bench cases on the GPU in a child process.
 
@@ -136,6 +137,7 @@ def bench_drill(catalogue: Catalogue, drill_id: str, impl: str = "mine", *,
     - `compile=False` skips torch.compile (its compiles take most of the time).
     - `cases`: case numbers (from 0) or function names; all when None.
     - `on_progress` gets each line the bench process prints, as it comes.
+    - `cancel`: when set, the test run or the bench process is killed with its group.
     """
     started = time.monotonic()
     drill = catalogue.drill(drill_id)
@@ -149,7 +151,7 @@ def bench_drill(catalogue: Catalogue, drill_id: str, impl: str = "mine", *,
     ran_on_cpu = force_cpu
     if verify:
         runner = runner or Runner(catalogue, force_cpu=force_cpu)
-        result = runner.run(drill_id, impl)
+        result = runner.run(drill_id, impl, cancel=cancel)
         report.tests_status, report.diagnoses = result.status, list(result.diagnoses)
         if not result.passed:
             report.status = TESTS_FAIL
@@ -168,14 +170,16 @@ def bench_drill(catalogue: Catalogue, drill_id: str, impl: str = "mine", *,
             report.message += " (--cpu was given.)"
         report.duration = round(time.monotonic() - started, 2)
         return report
-    _run_child(report, catalogue, drill_id, impl_path, compile, cases, timeout, on_progress, python)
+    _run_child(report, catalogue, drill_id, impl_path, compile, cases, timeout, on_progress,
+               python, cancel)
     report.duration = round(time.monotonic() - started, 2)
     return report
 
 
 def _run_child(report: BenchReport, catalogue: Catalogue, drill_id: str, impl_path: Path,
                with_compile: bool, cases: list[str] | None, timeout: float,
-               on_progress: Callable[[str], None] | None, python: str) -> None:
+               on_progress: Callable[[str], None] | None, python: str,
+               cancel: threading.Event | None = None) -> None:
     root = catalogue.paths.root
     with tempfile.TemporaryDirectory(prefix="tutor-bench-") as tmp:
         out = Path(tmp) / "report.json"
@@ -190,7 +194,7 @@ def _run_child(report: BenchReport, catalogue: Catalogue, drill_id: str, impl_pa
         package_parent = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(
             [package_parent] + [x for x in env.get("PYTHONPATH", "").split(os.pathsep) if x])
-        returncode, ended, output = _run_group(cmd, root, env, timeout, on_progress)
+        returncode, ended, output = _run_group(cmd, root, env, timeout, on_progress, cancel)
         data = _read(out)
     if data:
         _merge(report, data)
@@ -202,6 +206,9 @@ def _run_child(report: BenchReport, catalogue: Catalogue, drill_id: str, impl_pa
     if ended == "timeout" and complete:
         report.notes.append("the bench process finished its report but did not exit; it was "
                             f"stopped after {timeout:.0f} s")
+    elif ended == "cancelled":
+        report.status = ERROR
+        report.message = "the bench was cancelled; the cases measured before that are shown"
     elif ended == "timeout":
         report.status = ERROR
         report.message = (f"the bench was stopped after {timeout:.0f} s; the cases measured "
@@ -224,8 +231,9 @@ def _how(returncode: int) -> str:
 
 
 def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float,
-               on_progress: Callable[[str], None] | None) -> tuple[int, str, str]:
-    """Run `cmd` in its own process group; kill the group at the time limit."""
+               on_progress: Callable[[str], None] | None,
+               cancel: threading.Event | None = None) -> tuple[int, str, str]:
+    """Run `cmd` in its own process group; kill the group at the time limit or on `cancel`."""
     lines: list[str] = []
     try:
         child = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
@@ -244,15 +252,21 @@ def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float,
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     ended = "exited"
-    try:
-        child.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        ended = "timeout"
+    deadline = time.monotonic() + timeout
+    while child.poll() is None:
+        if cancel is not None and cancel.is_set():
+            ended = "cancelled"
+        elif time.monotonic() > deadline:
+            ended = "timeout"
+        else:
+            time.sleep(0.1)
+            continue
         try:
             os.killpg(child.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
         child.wait()
+        break
     reader.join(timeout=5)
     return child.returncode, ended, "".join(lines)
 

@@ -22,6 +22,7 @@ KERNEL_HANG = "kernel-hang"
 PROCESS_CRASHED = "process-crashed"
 BF16_NO_UPCAST = "bf16-no-upcast"
 MISSING_MASK = "missing-mask"
+ROW_STRIDE = "row-stride"
 TORCH_FALLBACK = "torch-fallback"
 WRONG_SHAPE = "wrong-shape"
 WRONG_DTYPE = "wrong-dtype"
@@ -41,6 +42,7 @@ GENERIC_RANKS: dict[str, int] = {
     # Cross-cutting mistakes any drill can make.
     BF16_NO_UPCAST: 2,
     MISSING_MASK: 2,
+    ROW_STRIDE: 2,
     TORCH_FALLBACK: 2,
     CUDA_ERROR: 2,
     KERNEL_HANG: 2,

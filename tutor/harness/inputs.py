@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-GUARD = 64  # elements of NaN on each side; more than a block's overhang needs to reach
+GUARD = 1 << 14  # elements of NaN on each side: more than any block's overhang past the end
 
 
 def guarded(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -16,25 +16,27 @@ def guarded(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
     Returns (tensor, buffer); keep `buffer.clone()` to check later that nothing wrote outside.
     """
-    buffer = torch.full(
-        (values.numel() + 2 * GUARD,), float("nan"), dtype=values.dtype, device=values.device
-    )
-    view = buffer[GUARD : GUARD + values.numel()].view(values.shape)
+    buffer = torch.full((values.numel() + 2 * GUARD,), float("nan"), dtype=values.dtype,
+                        device=values.device)
+    view = buffer[GUARD:GUARD + values.numel()].view(values.shape)
     view.copy_(values)
     return view, buffer
 
 
-def row_sliced(values: torch.Tensor, slack: int = 7) -> tuple[torch.Tensor, torch.Tensor]:
+def row_sliced(values: torch.Tensor, slack: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
     """`values` as a view whose rows are `slack` elements longer in memory, the slack NaN.
 
     The view's row stride is N + slack, so a kernel that assumes stride N reads wrong rows, and
-    one that loads past N without a mask reads NaN. Returns (view, whole buffer).
+    one that loads past N without a mask reads NaN. The rows sit inside a NaN guard too, so
+    the last row's overhang stays inside the allocation. Returns (view, the [..., N + slack]
+    rows it was cut from).
     """
     *lead, n = values.shape
-    base = torch.full((*lead, n + slack), float("nan"), dtype=values.dtype, device=values.device)
-    view = base[..., :n]
+    rows, _ = guarded(torch.full((*lead, n + slack), float("nan"), dtype=values.dtype,
+                                 device=values.device))
+    view = rows[..., :n]
     view.copy_(values)
-    return view, base
+    return view, rows
 
 
 def padded_tail(n: int, block: int, shape: tuple[int, ...], device: str) -> torch.Tensor:

@@ -106,18 +106,19 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
             dx.NOT_STARTED, f"{name} is not written yet ({where}: {root})", line=line
         )
     kernel_line = (_compile_error_line(root, path) if _is_compile_error(root) else None) or line
-    half_math = _HALF_MATH.search(str(root))
-    if half_math:
-        # Triton refuses exp/sqrt/sigmoid on 16-bit floats (compiled and interpreted alike):
-        # the missing upcast after a load, named as such.
+    chain_text = "\n".join(str(e) for e in _chain(exc))
+    if _HALF_MATH.search(chain_text):
+        # Triton refuses exp/sqrt/sigmoid on 16-bit floats, and older interpreters cannot do
+        # bf16 arithmetic at all: the missing upcast after a load, named as such.
         return DrillFailure(
             dx.BF16_NO_UPCAST,
-            f"{path.name}:{kernel_line}: math on {half_math.group(1)} values: {half_math.group(0)}",
+            f"{path.name}:{kernel_line}: math on 16-bit float values: "
+            f"{_HALF_MATH.search(chain_text).group(0)}",
             "Triton's math functions (exp, sqrt, sigmoid, ...) accept only fp32 and fp64 values.",
             line=kernel_line,
         )
     if _is_compile_error(root):
-        text = getattr(root, "error_message", None) or str(root).strip().splitlines()[-1]
+        text = _compile_error_text(root)
         return DrillFailure(
             dx.TRITON_COMPILE_ERROR,
             f"{path.name}:{kernel_line}: Triton could not compile the kernel: {text}",
@@ -148,7 +149,7 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
     )
 
 
-_HALF_MATH = re.compile(r"Expected dtype \[.*\] but got (bf16|fp16)")
+_HALF_MATH = re.compile(r"Expected dtype \[.*\] but got (bf16|fp16)|has no attribute 'get_bf16'")
 
 
 def deepest_line(exc: BaseException, path: Path) -> int | None:
@@ -163,6 +164,27 @@ def deepest_line(exc: BaseException, path: Path) -> int | None:
                 found = frame.lineno
         exc = exc.__cause__ or exc.__context__
     return found
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and every error it was raised from or while handling."""
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return seen
+
+
+def _compile_error_text(exc: BaseException) -> str:
+    """What Triton objected to: its message, else the error underneath, else the last line."""
+    message = getattr(exc, "error_message", None)
+    if message:
+        return str(message).strip()
+    for inner in _chain(exc)[1:]:
+        if str(inner).strip():
+            return f"{type(inner).__name__}: {str(inner).strip().splitlines()[-1]}"
+    lines = [ln for ln in str(exc).splitlines() if ln.strip() and ln.strip() != "^"]
+    return lines[-1].strip() if lines else type(exc).__name__
 
 
 def _frames(tb: TracebackType | None) -> list[traceback.FrameSummary]:

@@ -6,7 +6,7 @@ widgets. A run's messages carry its `token` so a replaced run's late messages ca
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from textual.message import Message
@@ -15,7 +15,7 @@ from tutor.results import RunResult
 
 
 @dataclass
-class RunStarted(Message):
+class RunStarted(Message, bubble=False):
     """A run of the learner's file began."""
 
     drill_id: str
@@ -23,7 +23,7 @@ class RunStarted(Message):
 
 
 @dataclass
-class RunEvent(Message):
+class RunEvent(Message, bubble=False):
     """One event streamed by the runner (session_start, test_start, test, ...)."""
 
     drill_id: str
@@ -32,7 +32,7 @@ class RunEvent(Message):
 
 
 @dataclass
-class RunFinished(Message):
+class RunFinished(Message, bubble=False):
     """The runner returned; `result.status` says how the child process ended."""
 
     drill_id: str
@@ -41,7 +41,7 @@ class RunFinished(Message):
 
 
 @dataclass
-class BackendFound(Message):
+class BackendFound(Message, bubble=False):
     """Where kernels run: `label` is "CPU interpreter" or the GPU's name."""
 
     label: str
@@ -49,23 +49,31 @@ class BackendFound(Message):
 
 
 @dataclass
-class LearnerFileSaved(Message):
+class LearnerFileSaved(Message, bubble=False):
     """A learner file under drills/mine/ changed on disk (any editor, debounced)."""
 
     drill_id: str
 
 
 @dataclass
-class BenchRequested(Message):
+class BenchRequested(Message, bubble=False):
     """The learner asked to time the drill's kernels."""
 
     drill_id: str
 
 
 @dataclass
-class BenchFinished(Message):
-    """A bench ended: report lines to show, or the error that stopped it."""
+class BenchProgress(Message, bubble=False):
+    """A line the bench process printed while it runs."""
 
     drill_id: str
-    lines: list[str] = field(default_factory=list)
+    line: str
+
+
+@dataclass
+class BenchFinished(Message, bubble=False):
+    """A bench ended: its report (tutor.bench.BenchReport), or the error that stopped it."""
+
+    drill_id: str
+    report: Any = None
     error: str | None = None

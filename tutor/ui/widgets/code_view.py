@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from importlib.util import find_spec
 from pathlib import Path
 
 from textual.widgets import TextArea
@@ -10,7 +9,12 @@ from textual.widgets import TextArea
 
 def _python_language() -> str | None:
     """"python" when tree-sitter's Python grammar is installed; plain text otherwise."""
-    return "python" if find_spec("tree_sitter_python") and find_spec("tree_sitter") else None
+    try:
+        import tree_sitter  # noqa: F401
+        import tree_sitter_python  # noqa: F401
+    except ImportError:
+        return None
+    return "python"
 
 
 class CodeView(TextArea):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -37,25 +38,36 @@ class DrillList(OptionList):
 
     def __init__(self, catalogue: Catalogue, *, id: str | None = None) -> None:
         self.catalogue = catalogue
+        self.marks: dict[str, str] = {}  # drill -> the mark on show
         options: list[Option] = []
         for track in catalogue.tracks:
             options.append(Option(Text(track.title, style="bold"),
                                   id=f"{_TRACK_PREFIX}{track.id}", disabled=True))
             for drill in catalogue.in_track(track.id):
                 mark = marks.COMING if drill.coming else marks.NOT_STARTED
+                self.marks[drill.id] = mark
                 options.append(Option(self._prompt(drill, mark), id=drill.id,
                                       disabled=drill.coming))
         super().__init__(*options, id=id)
 
     @staticmethod
-    def _prompt(drill: Drill, mark: str) -> Text:
-        return Text.assemble((mark, _MARK_STYLES.get(mark, "")), " ", (drill.id, "bold"), " ",
-                             drill.title)
+    def _prompt(drill: Drill, mark: str) -> Table:
+        # A grid, so a long title wraps under itself rather than under the mark.
+        grid = Table.grid(padding=(0, 1, 0, 0))
+        grid.add_column(no_wrap=True)
+        grid.add_column(no_wrap=True)
+        grid.add_column()
+        grid.add_row(Text(mark, style=_MARK_STYLES.get(mark, "")), Text(drill.id, style="bold"),
+                     Text(drill.title))
+        return grid
 
     def show_marks(self, drill_marks: dict[str, str]) -> None:
         """Redraw the mark in front of each drill named in `drill_marks`."""
         for drill_id, mark in drill_marks.items():
-            self.replace_option_prompt(drill_id, self._prompt(self.catalogue.drill(drill_id), mark))
+            if self.marks.get(drill_id) != mark:
+                self.marks[drill_id] = mark
+                self.replace_option_prompt(drill_id,
+                                           self._prompt(self.catalogue.drill(drill_id), mark))
 
     def select_drill(self, drill_id: str) -> None:
         self.highlighted = self.get_option_index(drill_id)

@@ -1,0 +1,484 @@
+"""Pilot tests of the drill screen: selecting, running, hints, solution, reset, next, watch."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from tui_fakes import Scripted, failing
+from tui_helpers import SIZE, drill_screen, settle, wait_until
+
+from tutor import progress as p
+from tutor import results as r
+from tutor.bench import TIMED, BenchReport, BenchRow
+from tutor.progress import ProgressStore
+from tutor.ui import marks
+from tutor.ui.messages import (
+    BenchFinished,
+    BenchProgress,
+    BenchRequested,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+)
+from tutor.ui.screens.confirm import ConfirmScreen
+from tutor.ui.screens.help import HelpScreen
+from tutor.ui.screens.solution import SolutionScreen
+from tutor.ui.widgets.bench_panel import BenchPanel
+from tutor.ui.widgets.code_view import CodeView
+from tutor.ui.widgets.drill_list import DrillList
+from tutor.ui.widgets.hint_panel import HintPanel
+from tutor.ui.widgets.run_panel import RunPanel
+from tutor.ui.widgets.status_bar import StatusBar
+
+pytestmark = pytest.mark.anyio
+
+TAIL_TITLE = "The tail block reads past the end"
+STAGE_1 = "What happens in the last block"
+STAGE_2 = "The offsets of the last program run past n"
+STAGE_3 = "Load with mask=offsets < n"
+
+
+def hint_text(app) -> str:
+    return drill_screen(app).query_one(HintPanel).markdown
+
+
+async def run_and_wait(pilot, recorder, count: int = 1) -> None:
+    await pilot.press("r")
+    await wait_until(pilot, lambda: len(recorder.of(RunFinished)) >= count, "the run to end")
+    await settle(pilot)
+
+
+async def test_opens_on_first_unfinished_drill_and_copies_its_starter(make_app, small_course):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = drill_screen(app)
+        assert screen.selected == "a1"
+        mine = small_course.mine("a1_add.py")
+        assert mine.read_text() == small_course.starter("a1_add.py").read_text()
+        assert screen.query_one(CodeView).text == mine.read_text()
+        assert screen.query_one(StatusBar).backend == "CPU interpreter"
+        assert "watch off" in str(screen.query_one("#watch").render())
+        assert "Start here" in hint_text(app)
+
+
+async def test_moving_in_the_list_selects_the_drill(make_app, small_course):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down")
+        await settle(pilot)
+        screen = drill_screen(app)
+        assert screen.selected == "a2"
+        assert screen.query_one(CodeView).text == small_course.starter("a2_rowsum.py").read_text()
+        assert small_course.mine("a2_rowsum.py").exists()
+        await pilot.press("down")  # the track heading is skipped
+        await settle(pilot)
+        assert screen.selected == "b1"
+
+
+async def test_run_streams_results_test_by_test(make_app, runner, recorder):
+    runner.script("a1", Scripted([("test_small", "passed", None),
+                                  ("test_tail[1000]", "failed", "missing-tail-mask")],
+                                 hold_after=1))
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        panel = drill_screen(app).query_one(RunPanel)
+        await wait_until(pilot, lambda: panel.shown and "test_small" in str(list(panel.shown.rows)),
+                         "the first test's row")
+        assert [row.outcome for row in panel.shown.rows.values()] == ["passed"]
+        assert panel.summary_line.startswith("Running the tests")
+        assert not recorder.of(RunFinished)
+        runner.release.set()
+        await wait_until(pilot, lambda: recorder.of(RunFinished), "the run to end")
+        await settle(pilot)
+        assert [row.outcome for row in panel.shown.rows.values()] == ["passed", "failed"]
+        assert panel.summary_line.startswith("Failed: 1 of 2 tests")
+        assert panel.title_of("a1", "missing-tail-mask") == TAIL_TITLE
+        kinds = [m.event["event"] for m in recorder.of(RunEvent)]
+        assert kinds == ["session_start", "test_start", "test", "test_start", "test",
+                         "session_end"]
+        order = [type(m) for m in recorder.messages if type(m) in (RunStarted, RunFinished)]
+        assert order == [RunStarted, RunFinished]
+        # Stage 1 of the diagnosis shows by itself, and only stage 1.
+        assert TAIL_TITLE in hint_text(app) and STAGE_1 in hint_text(app)
+        assert STAGE_2 not in hint_text(app)
+        assert drill_screen(app).query_one(DrillList).marks["a1"] == marks.FAILING
+
+
+async def test_h_reveals_one_stage_per_press_without_counters(make_app, runner, recorder,
+                                                              small_course):
+    runner.script("a1", failing())
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await run_and_wait(pilot, recorder)
+        await pilot.press("h")
+        await settle(pilot)
+        assert STAGE_2 in hint_text(app) and STAGE_3 not in hint_text(app)
+        saved = json.loads(small_course.progress_file.read_text())
+        assert saved["drills"]["a1"]["hints"] == {"missing-tail-mask": 2}
+        await pilot.press("h")
+        await settle(pilot)
+        text = hint_text(app)
+        assert STAGE_3 in text and "solution is available with **s**" in text
+        assert not any(f"{n} of 3" in text or f"{n}/3" in text for n in (1, 2, 3))
+        await pilot.press("h")
+        await settle(pilot)
+        assert "every hint for this mistake" in recorder.notices()[-1]
+        assert ProgressStore(small_course.progress_file).drill("a1").hints == {
+            "missing-tail-mask": 3}
+
+
+async def test_h_before_any_failure_says_why_there_is_no_hint(make_app, recorder):
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.press("h")
+        await settle(pilot)
+        assert recorder.notices()[-1].startswith("No hint yet")
+
+
+async def test_solution_refused_before_a_pass_and_shown_after(make_app, runner, recorder,
+                                                              small_course):
+    runner.script("a1", failing(), Scripted())
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        assert "solution opens after a pass" in recorder.notices()[-1]
+        assert not isinstance(app.screen, SolutionScreen)
+        await run_and_wait(pilot, recorder)
+        await pilot.press("s")
+        await settle(pilot)
+        assert not isinstance(app.screen, SolutionScreen)  # failing: still locked
+        await run_and_wait(pilot, recorder, count=2)
+        assert "What this drill taught:** A 1-D grid and a masked tail." in hint_text(app)
+        assert "press **n** for a2" in hint_text(app)
+        await pilot.press("s")
+        await settle(pilot)
+        assert isinstance(app.screen, SolutionScreen)
+        reference = app.screen.query_one("#solution-reference", CodeView).text
+        assert reference == small_course.solution("a1_add.py").read_text()
+        assert app.screen.query_one("#solution-mine", CodeView).text == small_course.mine(
+            "a1_add.py").read_text()
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, SolutionScreen)
+
+
+async def test_solution_opens_once_the_last_hint_stage_is_out(make_app, runner, recorder):
+    runner.script("a1", failing())
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await run_and_wait(pilot, recorder)
+        await pilot.press("h", "h")
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        assert isinstance(app.screen, SolutionScreen)
+
+
+async def test_reset_asks_first_and_keeps_a_backup(make_app, small_course, recorder):
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        mine = small_course.mine("a1_add.py")
+        mine.write_text("def add(x):\n    return x + 1  # my work\n")
+        await pilot.press("x")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await settle(pilot)
+        assert "my work" in mine.read_text()
+        assert not small_course.backups.exists()
+        await pilot.press("x")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        assert mine.read_text() == small_course.starter("a1_add.py").read_text()
+        [backup] = small_course.backups.iterdir()
+        assert "my work" in backup.read_text()
+        assert f".tutor/backups/{backup.name}" in recorder.notices()[-1]
+        assert drill_screen(app).query_one(CodeView).text == mine.read_text()
+
+
+async def test_n_goes_to_the_next_drill_not_yet_passed(make_app, small_course, runner,
+                                                       recorder):
+    store = ProgressStore(small_course.progress_file)
+    store.drill("a2").status = p.PASSED
+    store.save()
+    runner.script("b1", Scripted())
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        screen = drill_screen(app)
+        assert screen.selected == "a1"
+        await pilot.press("n")
+        await settle(pilot)
+        assert screen.selected == "b1"  # a2 is passed already
+        await pilot.press("n")
+        await settle(pilot)
+        assert screen.selected == "a1"  # wraps round
+        store.drill("a1").status = p.PASSED
+        store.save()
+        await pilot.press("n")
+        await settle(pilot)
+        assert screen.selected == "b1"
+        await run_and_wait(pilot, recorder)
+        await pilot.press("n")
+        await settle(pilot)
+        assert recorder.notices()[-1] == "Every drill is passed."
+        assert "every drill is passed" in hint_text(app)
+
+
+async def test_single_letter_keys_work_with_the_code_view_focused(make_app, runner, recorder):
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        screen = drill_screen(app)
+        screen.query_one("#tabs").active = "code-tab"
+        screen.query_one(CodeView).focus()
+        await settle(pilot)
+        assert app.focused is screen.query_one(CodeView)
+        before = screen.query_one(CodeView).text
+        await run_and_wait(pilot, recorder)
+        assert [c.drill_id for c in runner.calls] == ["a1"]
+        await pilot.press("w")
+        await settle(pilot)
+        assert screen.watching
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert screen.query_one(CodeView).text == before  # nothing was typed into it
+
+
+async def test_w_toggles_watch_and_its_worker(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = drill_screen(app)
+        status = screen.query_one(StatusBar)
+        assert not screen.watching and not status.has_class("-watching")
+        await pilot.press("w")
+        await settle(pilot)
+        assert screen.watching and status.has_class("-watching")
+        assert "watch on" in str(status.query_one("#watch").render())
+        assert [w for w in app.workers if w.group == "watch" and not w.is_finished]
+        await pilot.press("w")
+        await settle(pilot)
+        assert not screen.watching and not status.has_class("-watching")
+        await wait_until(pilot, lambda: not [w for w in app.workers
+                                             if w.group == "watch" and not w.is_finished],
+                         "the watcher to stop")
+
+
+async def test_saving_a_learner_file_reruns_that_drill_and_selects_it(make_app, runner,
+                                                                      small_course, recorder):
+    app = make_app(watch=True, watch_debounce_ms=300, watch_step_ms=50)
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.3)  # the watcher is up
+        mine = small_course.mine("b1_scale.py")
+        mine.parent.mkdir(parents=True, exist_ok=True)
+        mine.write_text("def scale(x):\n    return x * 2\n")
+        await wait_until(pilot, lambda: recorder.of(RunFinished), "the watched run", timeout=10)
+        await settle(pilot)
+        screen = drill_screen(app)
+        assert [c.drill_id for c in runner.calls] == ["b1"]
+        assert screen.selected == "b1"
+        assert "x * 2" in screen.query_one(CodeView).text
+
+
+async def test_the_apps_own_copy_of_a_starter_does_not_trigger_a_run(make_app, runner):
+    app = make_app(watch=True, watch_debounce_ms=200, watch_step_ms=50)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.3)
+        await pilot.press("down")  # a2: its learner file is created now
+        await settle(pilot)
+        await pilot.pause(1.0)
+        assert runner.calls == []
+
+
+async def test_a_new_run_cancels_the_one_in_progress(make_app, runner, recorder):
+    runner.script("a1", Scripted([("test_small", "passed", None), ("test_loop", "failed", None)],
+                                 hang=True), Scripted())
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, runner.started.is_set, "the first run to hang")
+        await pilot.press("r")
+        await wait_until(pilot, lambda: len(recorder.of(RunFinished)) == 2, "both runs to end")
+        await settle(pilot)
+        first, second = runner.calls
+        assert first.cancel.is_set() and not second.cancel.is_set()
+        ended = {m.token: m.result.status for m in recorder.of(RunFinished)}
+        assert ended == {1: r.CANCELLED, 2: r.PASSED}  # in either order
+        panel = drill_screen(app).query_one(RunPanel)
+        assert panel.summary_line.startswith("Passed: all 1 tests")
+        state = ProgressStore(app.store.path).drill("a1")
+        assert state.runs == 1  # the cancelled run is not counted
+
+
+@pytest.mark.parametrize(("status", "message", "heading", "diagnosis"), [
+    (r.TIMEOUT, "killed after 120 s while running test_loop", "Timed out", "kernel-hang"),
+    (r.CRASHED, "the test process died (signal SIGSEGV)", "Crashed", "process-crashed"),
+])
+async def test_hangs_and_crashes_show_as_such(make_app, runner, recorder, status, message,
+                                              heading, diagnosis):
+    runner.script("a1", Scripted([("test_small", "passed", None)], status=status,
+                                 message=message))
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await run_and_wait(pilot, recorder)
+        panel = drill_screen(app).query_one(RunPanel)
+        assert panel.summary_line.startswith(heading)
+        assert panel.has_class("-broken")
+        assert message in str(panel.query_one("#run-failure").render())
+        assert app.coach.current("a1").diagnosis == diagnosis
+        assert "A kernel that never finishes" in hint_text(app) or diagnosis != "kernel-hang"
+
+
+async def test_a_runner_that_raises_is_reported_not_fatal(make_app, runner, recorder):
+    runner.script("a1", Scripted(raises=RuntimeError("no python")))
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await run_and_wait(pilot, recorder)
+        panel = drill_screen(app).query_one(RunPanel)
+        assert panel.summary_line == "Could not run the tests"
+        assert "the tutor could not run the tests: no python" in str(
+            panel.query_one("#run-failure").render())
+        assert app.is_running
+
+
+async def test_the_app_and_the_progress_file_agree(make_app, small_course, runner, recorder):
+    store = ProgressStore(small_course.progress_file)
+    store.drill("a2").status = p.PASSED
+    store.drill("a2").solved_with_hints = True
+    store.save()
+    runner.script("a1", Scripted())
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        drills = drill_screen(app).query_one(DrillList)
+        assert drills.marks["a2"] == marks.PASSED_WITH_HINTS
+        assert drills.marks["a1"] == marks.NOT_STARTED
+        await run_and_wait(pilot, recorder)
+        assert drills.marks["a1"] == marks.PASSED_CLEAN
+        assert "Passed 2 of 3 drills" in str(drill_screen(app).query_one("#progress-label")
+                                             .render())
+    fresh = ProgressStore(small_course.progress_file)
+    assert fresh.drill("a1").status == p.PASSED and fresh.drill("a1").runs == 1
+    assert fresh.drill("a1").solved_with_hints is False
+
+
+async def test_e_without_an_editor_says_how_to_set_one(make_app, recorder, monkeypatch):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert recorder.notices()[-1].startswith("No editor is set: export EDITOR")
+        assert "drills/mine/a1_add.py" in recorder.notices()[-1]
+
+
+async def test_e_suspends_the_app_for_the_editor_and_shows_the_edit(make_app, small_course,
+                                                                    monkeypatch, tmp_path):
+    editor = tmp_path / "fake-editor"
+    editor.write_text("#!/bin/sh\nprintf '# edited\\n' >> \"$1\"\n")
+    editor.chmod(0o755)
+    monkeypatch.setenv("VISUAL", str(editor))
+    app = make_app()
+    suspended = threading.Event()
+
+    class Suspend:
+        def __enter__(self):
+            suspended.set()
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(app, "suspend", Suspend)  # the headless driver cannot suspend
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert suspended.is_set()
+        assert small_course.mine("a1_add.py").read_text().endswith("# edited\n")
+        screen = drill_screen(app)
+        assert screen.query_one("#tabs").active == "code-tab"
+        assert screen.query_one(CodeView).text.endswith("# edited\n")
+
+
+async def test_bench_on_the_cpu_says_it_needs_a_gpu(make_app, recorder):
+    called = []
+    app = make_app(bench=lambda *args, **kwargs: called.append(args))
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.press("b")
+        await settle(pilot)
+        assert [m.drill_id for m in recorder.of(BenchRequested)] == ["a1"]
+        assert "bench needs a GPU" in recorder.notices()[-1]
+        screen = drill_screen(app)
+        assert screen.query_one("#tabs").active == "bench-tab"
+        assert str(screen.query_one(BenchPanel).render()).startswith("bench needs a GPU")
+        assert called == []
+
+
+async def test_bench_on_a_gpu_streams_and_records_the_report(make_app, recorder, small_course):
+    def fake_bench(catalogue, drill_id, impl, *, runner, force_cpu, on_progress, cancel):
+        on_progress("timing add n=1048576 float32")
+        report = BenchReport(drill=drill_id, impl=impl, status=TIMED, device="NVIDIA H200")
+        report.rows = [BenchRow(label="add n=1048576 float32", impl_us=12.5, gbps=1000.0)]
+        return report
+
+    app = make_app(force_cpu=False, gpu_probe=lambda: "NVIDIA H200", bench=fake_bench)
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        screen = drill_screen(app)
+        await wait_until(pilot, lambda: screen.on_gpu, "the GPU probe")
+        assert screen.query_one(StatusBar).backend == "NVIDIA H200"
+        await pilot.press("b")
+        await wait_until(pilot, lambda: recorder.of(BenchFinished), "the bench")
+        await settle(pilot)
+        assert [m.line for m in recorder.of(BenchProgress)] == ["timing add n=1048576 float32"]
+        shown = str(screen.query_one(BenchPanel).render())
+        assert "New best time for: add n=1048576 float32" in shown
+    best = ProgressStore(small_course.progress_file).drill("a1").best_bench
+    assert best["add n=1048576 float32"]["us"] == 12.5
+
+
+async def test_help_lists_every_key_and_the_marks(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        keys = [key for key, _ in app.screen.keys]
+        assert keys == ["r", "h", "e", "w", "s", "x", "b", "n", "?", "q"]
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_q_quits(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0

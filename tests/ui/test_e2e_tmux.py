@@ -1,0 +1,140 @@
+"""End to end in a real terminal: the app, the real runner on the CPU, a buggy kernel saved.
+
+The app runs in a private tmux server (its own socket, so a learner's tmux is never touched) on a
+throw-away copy of the course. A known-buggy T3 kernel is written into drills/mine/ while the app
+watches; the mistake's name must appear on screen, and `q` must end the app cleanly.
+Needs tmux (CI installs it); skipped with the reason when it is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tutor.paths import CoursePaths
+
+ROOT = Path(__file__).resolve().parents[2]
+MUTANTS = ROOT / "tests" / "mutants" / "t3"
+TITLE = "Padded lanes enter the variance"  # hints/t3.yaml, diagnosis padding-where
+RUN_LIMIT = 120  # seconds for a CPU run of the T3 tests on a busy machine
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
+                                reason="tmux is not installed (apt-get install tmux)")
+
+
+def _mutant() -> Path:
+    found = sorted(MUTANTS.glob("padding-where__*.py"))
+    if not found:
+        pytest.skip(f"no padding-where mutant in {MUTANTS}")
+    return found[0]
+
+
+class Terminal:
+    """One tmux session running one command, 160×45, on a private server."""
+
+    def __init__(self, socket: Path, command: str, env: dict[str, str]) -> None:
+        self.socket = socket
+        self.env = env
+        # The trailing `sleep` keeps the pane (and what the app printed) after it exits.
+        self._tmux("new-session", "-d", "-s", "tutor", "-x", "160", "-y", "45",
+                   f"{command}; echo EXITED $?; sleep 600")
+
+    def _tmux(self, *args: str) -> str:
+        done = subprocess.run(["tmux", "-S", str(self.socket), *args], env=self.env,
+                              capture_output=True, text=True, timeout=30, check=True)
+        return done.stdout
+
+    def screen(self) -> str:
+        return self._tmux("capture-pane", "-p", "-t", "tutor")
+
+    def keys(self, *keys: str) -> None:
+        self._tmux("send-keys", "-t", "tutor", *keys)
+
+    def wait_for(self, text: str, timeout: float) -> float:
+        """Seconds until `text` is on screen; fails with the screen when it never comes."""
+        started = time.monotonic()
+        while text not in (screen := self.screen()):
+            if time.monotonic() - started > timeout:
+                raise AssertionError(f"{text!r} did not appear in {timeout:.0f} s; "
+                                     f"the screen:\n{screen}")
+            time.sleep(0.2)
+        return time.monotonic() - started
+
+    def close(self) -> None:
+        subprocess.run(["tmux", "-S", str(self.socket), "kill-server"], env=self.env,
+                       capture_output=True, timeout=30, check=False)
+
+
+@pytest.fixture
+def terminal_env(course: CoursePaths, tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "TRITON"))}
+    env.update(TUTOR_ROOT=str(course.root), TERM="xterm-256color", LANG="C.UTF-8",
+               TMUX_TMPDIR=str(tmp_path))
+    for name in ("EDITOR", "VISUAL"):
+        env.pop(name, None)
+    return env
+
+
+@pytest.fixture
+def start_app(terminal_env, tmp_path):
+    started: list[Terminal] = []
+
+    def start(extra_env: dict[str, str] | None = None) -> Terminal:
+        env = dict(terminal_env, **(extra_env or {}))
+        command = f"cd {env['TUTOR_ROOT']} && {sys.executable} -m tutor --cpu"
+        terminal = Terminal(tmp_path / "tmux.sock", command, env)
+        started.append(terminal)
+        return terminal
+
+    yield start
+    for terminal in started:
+        terminal.close()
+
+
+def _progress_of(env: dict[str, str], drill_id: str) -> dict:
+    """The drill's entry in `tutor progress --json`, the command line's view of the same file."""
+    done = subprocess.run([sys.executable, "-m", "tutor", "progress", "--json"], env=env,
+                          capture_output=True, text=True, timeout=60, check=True)
+    return json.loads(done.stdout)["drills"][drill_id]
+
+
+def test_a_saved_buggy_kernel_gets_its_diagnosis_on_screen(start_app, terminal_env, course):
+    terminal = start_app()
+    up = terminal.wait_for("watch on", timeout=30)
+    assert "CPU interpreter" in terminal.screen()
+    time.sleep(1.0)  # the file watcher starts just after the first frame
+    shutil.copyfile(_mutant(), course.mine("t3_layernorm.py"))
+    terminal.wait_for(TITLE, timeout=RUN_LIMIT)
+    terminal.wait_for("t3: Failed:", timeout=30)
+    terminal.keys("q")
+    terminal.wait_for("EXITED 0", timeout=30)
+    state = _progress_of(terminal_env, "t3")
+    assert (state["status"], state["active_diagnosis"]) == ("failing", "padding-where")
+    assert state["hints"] == {"padding-where": 1}  # stage 1 came by itself
+    print(f"first frame after {up:.1f} s")
+
+
+def test_e_hands_the_terminal_to_the_editor_and_comes_back(start_app, terminal_env, course,
+                                                           tmp_path):
+    editor = tmp_path / "editor.sh"
+    # A stand-in for an editor: it writes the buggy kernel into the file it was given.
+    editor.write_text(f"#!/bin/sh\necho EDITOR RAN\ncp '{_mutant()}' \"$1\"\nsleep 0.5\n")
+    editor.chmod(0o755)
+    terminal = start_app({"EDITOR": str(editor)})
+    terminal.wait_for("watch on", timeout=30)
+    time.sleep(1.0)
+    terminal.keys("Down")  # t1 -> t2
+    terminal.keys("Down")  # t2 -> t3
+    terminal.wait_for("drills/mine/t3_layernorm.py", timeout=30)  # the hint panel's first words
+    terminal.keys("e")
+    terminal.wait_for(TITLE, timeout=RUN_LIMIT)  # back in the app, the watched save ran
+    assert course.mine("t3_layernorm.py").read_text() == _mutant().read_text()
+    terminal.keys("q")
+    terminal.wait_for("EXITED 0", timeout=30)

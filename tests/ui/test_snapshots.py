@@ -1,0 +1,97 @@
+"""Snapshots of the main screens, drawn from the fixture course at 110×34 (see tui_snapshot)."""
+
+from __future__ import annotations
+
+import pytest
+from tui_fakes import Scripted, failing
+from tui_helpers import SIZE, drill_screen, settle, wait_until
+from tui_snapshot import assert_snapshot
+
+from tutor import results as r
+from tutor.ui.messages import RunFinished
+
+pytestmark = pytest.mark.anyio
+
+
+async def _run(pilot, recorder, count: int = 1) -> None:
+    await pilot.press("r")
+    await wait_until(pilot, lambda: len(recorder.of(RunFinished)) >= count, "the run")
+    await settle(pilot)
+
+
+async def test_snapshot_start(make_app, small_course):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert_snapshot(app, "start", small_course.root)
+
+
+async def test_snapshot_failing_run_with_first_hint(make_app, runner, recorder, small_course):
+    runner.script("a1", failing())
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await _run(pilot, recorder)
+        assert_snapshot(app, "failing_run", small_course.root)
+
+
+async def test_snapshot_every_hint_out(make_app, runner, recorder, small_course):
+    runner.script("a1", failing())
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await _run(pilot, recorder)
+        await pilot.press("h", "h")
+        await settle(pilot)
+        assert_snapshot(app, "every_hint_out", small_course.root)
+
+
+async def test_snapshot_passed(make_app, runner, recorder, small_course):
+    runner.script("a1", Scripted([("test_small", "passed", None), ("test_tail[1000]", "passed",
+                                                                    None)]))
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await _run(pilot, recorder)
+        assert_snapshot(app, "passed", small_course.root)
+
+
+async def test_snapshot_timeout(make_app, runner, recorder, small_course):
+    runner.script("a1", Scripted([("test_small", "passed", None)], status=r.TIMEOUT,
+                                 message="killed after 120 s while running test_loop: a kernel "
+                                         "that never finishes, or a very slow one"))
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await _run(pilot, recorder)
+        assert_snapshot(app, "timeout", small_course.root)
+
+
+async def test_snapshot_code_tab(make_app, small_course):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        drill_screen(app).query_one("#tabs").active = "code-tab"
+        await settle(pilot)
+        assert_snapshot(app, "code_tab", small_course.root)
+
+
+@pytest.mark.parametrize(("key", "name"), [("question_mark", "help"), ("x", "confirm_reset")])
+async def test_snapshot_modal_screens(make_app, small_course, key, name):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(key)
+        await settle(pilot)
+        assert_snapshot(app, name, small_course.root)
+
+
+async def test_snapshot_solution(make_app, runner, recorder, small_course):
+    runner.script("a1", Scripted())
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await _run(pilot, recorder)
+        await pilot.press("s")
+        await settle(pilot)
+        assert_snapshot(app, "solution", small_course.root)

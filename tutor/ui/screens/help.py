@@ -1,0 +1,40 @@
+"""The `?` screen: every key of the drill screen, and what the marks in the list mean."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from tutor.ui import marks
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,question_mark,q", "dismiss", "Close", priority=True)]
+
+    def __init__(self, keys: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.keys = keys  # (key, what it does), from the drill screen's bindings
+
+    def compose(self) -> ComposeResult:
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold")
+        table.add_column()
+        for key, description in self.keys:
+            table.add_row(key, description)
+        legend = Table.grid(padding=(0, 2))
+        legend.add_column()
+        legend.add_column()
+        for mark, meaning in marks.LEGEND:
+            legend.add_row(mark, meaning)
+        with VerticalScroll(id="help-box", classes="dialog"):
+            yield Static(Text("Keys", style="bold underline"))
+            yield Static(table)
+            yield Static(Text("\nMarks in the drill list", style="bold underline"))
+            yield Static(legend)
+            yield Static(Text("\nWith watch on, saving a file in drills/mine/ from any editor "
+                              "runs that drill's tests.\nPress Esc or ? to close.", style="dim"))

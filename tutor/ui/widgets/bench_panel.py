@@ -1,0 +1,37 @@
+"""The bench area: the shapes a drill is timed at, the learner's best times, the last report."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from tutor.catalogue import Drill
+from tutor.progress import DrillProgress
+
+NEEDS_GPU = ("bench needs a GPU: the CPU interpreter runs one program at a time, so its "
+             "timings say nothing about a kernel's speed.")
+
+
+def _best_lines(state: DrillProgress) -> list[str]:
+    lines = []
+    for label, best in sorted(state.best_bench.items()):
+        gbps = f", {best['gbps']:.0f} GB/s" if best.get("gbps") is not None else ""
+        lines.append(f"  {label}: {best.get('us')} µs{gbps}")
+    return ["", "Your best times:", *lines] if lines else []
+
+
+class BenchPanel(Static):
+    """Plain text, replaced as a whole by each `show_*` call."""
+
+    def show_drill(self, drill: Drill, state: DrillProgress, on_gpu: bool,
+                   report: list[str] | None = None) -> None:
+        """The drill's bench shapes and best times, or its last report this session."""
+        if report is not None:
+            self.show_lines(report)
+            return
+        cases = [f"  {case.label}" for case in drill.bench] or ["  (no bench shapes)"]
+        intro = "Press b to time your kernel at these shapes:" if on_gpu else NEEDS_GPU
+        self.show_lines([intro, "", *cases, *_best_lines(state)])
+
+    def show_lines(self, lines: list[str]) -> None:
+        self.update(Text("\n".join(lines)))  # Text: brackets in labels are not markup

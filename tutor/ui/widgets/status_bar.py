@@ -1,0 +1,33 @@
+"""The bottom line: where kernels run, whether watch is on, and what the app is doing."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.reactive import reactive
+from textual.widgets import Label
+
+
+class StatusBar(Horizontal):
+    backend: reactive[str] = reactive("finding the backend…")
+    """"CPU interpreter" or the GPU's name."""
+    watching: reactive[bool] = reactive(True)
+    """Whether saving a learner file re-runs its drill."""
+    activity: reactive[str] = reactive("")
+    """The latest thing that happened, in a few words."""
+
+    def compose(self) -> ComposeResult:
+        yield Label(id="backend")
+        yield Label(id="watch")
+        yield Label(id="activity")
+
+    def watch_backend(self, backend: str) -> None:
+        self.query_one("#backend", Label).update(Text(backend))
+
+    def watch_watching(self, watching: bool) -> None:
+        self.set_class(watching, "-watching")
+        self.query_one("#watch", Label).update("watch on" if watching else "watch off")
+
+    def watch_activity(self, activity: str) -> None:
+        self.query_one("#activity", Label).update(Text(activity))  # test ids hold brackets
