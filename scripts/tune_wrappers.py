@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Time the reference wrappers (as `tutor bench` does) with num_warps forced to each candidate.
+
+    python scripts/tune_wrappers.py
+
+A check on scripts/tune_sweep.py, which launches the kernels directly: this one goes through
+each solution's own host wrapper and the bench's inputs, so it measures what the bench reports.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tutor import bench_ops  # noqa: E402
+from tutor.bench_child import median_ms  # noqa: E402
+
+CASES = [
+    ("t2_softmax", "softmax", {"m": 4096, "n": 1000}, "_num_warps"),
+    ("t2_softmax", "softmax", {"m": 4096, "n": 8192}, "_num_warps"),
+    ("t3_layernorm", "layer_norm", {"m": 4096, "n": 1000}, "_num_warps"),
+    ("t3_layernorm", "layer_norm", {"m": 4096, "n": 8192}, "_num_warps"),
+    ("t3_layernorm", "rms_norm", {"m": 4096, "n": 8192}, "_num_warps"),
+]
+
+
+def _load(name: str):
+    path = ROOT / "drills" / "solutions" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main() -> int:
+    for file, function, shape, knob in CASES:
+        module = _load(file)
+        inputs = bench_ops.make_inputs(function, shape, "bfloat16", "cuda")
+        nbytes = bench_ops.op_for(function).nbytes(shape, 2)
+        for warps in (1, 2, 4, 8, 16):
+            setattr(module, knob, lambda block_n, w=warps: w)
+            fn = getattr(module, function)
+            fn(*inputs)
+            us = median_ms(lambda fn=fn, inputs=inputs: fn(*inputs)) * 1e3
+            print(f"{function} {shape} warps={warps:<3} {us:8.2f} µs "
+                  f"{nbytes / us / 1e3:7.0f} GB/s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
