@@ -25,7 +25,8 @@ from triton.testing import do_bench
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _solution(name: str):
+def load_solution(name: str):
+    """A reference solution as a module (drills/solutions/<name>.py)."""
     path = ROOT / "drills" / "solutions" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
@@ -51,7 +52,8 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    t3, t2, f3 = _solution("t3_layernorm"), _solution("t2_softmax"), _solution("f3_fused_norm_act")
+    t3, t2, f3 = (load_solution("t3_layernorm"), load_solution("t2_softmax"),
+                  load_solution("f3_fused_norm_act"))
     bf16, dev = torch.bfloat16, "cuda"
     rows_out = []
 

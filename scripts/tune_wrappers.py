@@ -9,12 +9,13 @@ each solution's own host wrapper and the bench's inputs, so it measures what the
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from tune_sweep import load_solution  # noqa: E402 - the folder of this script is on sys.path
 
 from tutor import bench_ops  # noqa: E402
 from tutor.bench_child import median_ms  # noqa: E402
@@ -28,17 +29,9 @@ CASES = [
 ]
 
 
-def _load(name: str):
-    path = ROOT / "drills" / "solutions" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def main() -> int:
     for file, function, shape, knob in CASES:
-        module = _load(file)
+        module = load_solution(file)
         inputs = bench_ops.make_inputs(function, shape, "bfloat16", "cuda")
         nbytes = bench_ops.op_for(function).nbytes(shape, 2)
         for warps in (1, 2, 4, 8, 16):
