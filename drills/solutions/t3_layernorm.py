@@ -142,9 +142,10 @@ def _block_n(n_cols: int) -> int:
 
 
 def _num_warps(block_n: int) -> int:
-    """About 256 elements per warp (8 per thread: one 16-byte load of bf16), 1 to 16 warps.
+    """About 256 elements per warp (8 per thread: one 16-byte load of bf16), 1 to 8 warps.
 
-    Long rows get more warps so each thread keeps few values in registers; past 16 warps the
-    cross-warp reduction costs more than it saves.
+    Long rows get more warps so each thread keeps few values in registers; past 8 warps the
+    cross-warp reductions cost more than they save (on an H200, 4096 x 8192 LayerNorm took
+    about 40 us with 8 warps and 42-43 us with 16, in four separate runs).
     """
-    return min(max(block_n // 256, 1), 16)
+    return min(max(block_n // 256, 1), 8)
