@@ -110,8 +110,8 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
         app = self.tutor
         if app.store.warning:
             self._say(app.store.warning, severity="warning", timeout=15)
-        if app.force_cpu:
-            self.post_message(BackendFound(CPU_LABEL, on_gpu=False))
+        if app.force_cpu:  # known at once: show it in the first frame, not a frame later
+            self.on_backend_found(BackendFound(CPU_LABEL, on_gpu=False))
         else:
             self._probe_backend()
         self.set_reactive(DrillScreen.watching, app.start_watching)
