@@ -105,3 +105,13 @@ def test_corrupt_progress_file_warns_and_keeps_a_copy(course):
     out = tutor(course, "progress")
     assert out.returncode == 0 and "warning:" in out.stderr and "moved to" in out.stderr
     assert list(course.state_dir.glob("progress.json.corrupt-*"))
+
+
+def test_missing_file_under_test_is_a_setup_error_with_its_name(course, tmp_path):
+    missing = tmp_path / "nope.py"
+    out = tutor(course, "check", "t3", "--impl", str(missing), "--cpu")
+    assert out.returncode == 2
+    assert f"{missing} does not exist" in out.stdout and "(missing-file)" in out.stdout
+    assert "tutor hint" not in out.stdout  # hints for other files are not remembered
+    data = json.loads(tutor(course, "check", "t3", "--impl", str(missing), "--json").stdout)
+    assert data["status"] == "setup-error" and data["diagnoses"] == ["missing-file"]

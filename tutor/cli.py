@@ -168,15 +168,13 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         print(format_run(result, book, str(catalogue.paths.root) + "/"))
         if view is not None:
             print()
-            print(format_hint(view, drill.id))
+            print(format_hint(view, drill.id, remembered=args.impl == "mine"))
         elif result.passed and args.impl == "mine":
             print(f"Well done. {drill.taught}")
             following = catalogue.next_after(drill.id)
             if following:
                 print(f"Next: `tutor check {following.id}` ({following.title}).")
-    if result.status == SETUP_ERROR:
-        if not args.json:
-            print(f"tutor: {result.message}", file=sys.stderr)
+    if result.status == SETUP_ERROR:  # the message is in the report above (or the JSON)
         return EXIT_USAGE
     return EXIT_OK if result.passed else EXIT_FAILED
 

@@ -43,7 +43,8 @@ def backend_label(backend: str, device_name: str) -> str:
 def format_run(result: RunResult, book: HintBook, root_text: str = "") -> str:
     """What `tutor check` prints: failed tests with what differs, then the diagnosis."""
     where = result.impl.replace(root_text, "") if root_text else result.impl
-    lines = [f"{result.drill}: {where} on {backend_label(result.backend, result.device_name)}"]
+    on = f" on {backend_label(result.backend, result.device_name)}" if result.backend else ""
+    lines = [f"{result.drill}: {where}{on}"]
     failed = [t for t in result.tests if t.outcome == "failed"]
     for test in failed[:MAX_FAILED_SHOWN]:
         tag = f"  [{test.diagnosis}]" if test.diagnosis else ""
@@ -55,7 +56,8 @@ def format_run(result: RunResult, book: HintBook, root_text: str = "") -> str:
     passed = sum(t.outcome == "passed" for t in result.tests)
     skipped = sum(t.outcome == "skipped" for t in result.tests)
     counts = f"{passed} passed, {len(failed)} failed" + (f", {skipped} skipped" if skipped else "")
-    lines.append(f"{counts} in {result.duration:.1f} s")
+    if result.tests:
+        lines.append(f"{counts} in {result.duration:.1f} s")
     if result.message:
         lines.append(f"Run {result.status}: {result.message}")
     if result.passed:
@@ -71,7 +73,8 @@ def format_run(result: RunResult, book: HintBook, root_text: str = "") -> str:
     return "\n".join(lines)
 
 
-def format_hint(view: HintView | None, drill_id: str) -> str:
+def format_hint(view: HintView | None, drill_id: str, remembered: bool = True) -> str:
+    """The revealed stages; `remembered` is False for files other than the learner's own."""
     if view is None:
         return (
             f"No hint for {drill_id}: no failing run with a diagnosis yet "
@@ -82,11 +85,12 @@ def format_hint(view: HintView | None, drill_id: str) -> str:
         body = _wrapped(stage, "     ")
         lines.append(f"  {number}. " + (body[0].strip() if body else ""))
         lines.extend(body[1:])
-    lines.append(
-        f"That was the last hint: `tutor solution {drill_id}` shows the reference."
-        if view.exhausted
-        else f"`tutor hint {drill_id}` reveals the next one."
-    )
+    if not remembered:
+        lines.append("(Only the first hint is shown for files other than your own.)")
+    elif view.exhausted:
+        lines.append(f"That was the last hint: `tutor solution {drill_id}` shows the reference.")
+    else:
+        lines.append(f"`tutor hint {drill_id}` reveals the next one.")
     return "\n".join(lines)
 
 
