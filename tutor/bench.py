@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from typing import Any
 
 from tutor import progress as p
 from tutor.catalogue import Catalogue
-from tutor.runner import Runner
+from tutor.runner import Runner, describe_exit, kill_group
 
 DEFAULT_TIMEOUT_S = 900.0  # torch.compile of every shape dominates: ~5-20 s a shape
 CPU_BACKEND = "cpu-interpreter"  # RunResult.backend when the tests ran in the interpreter
@@ -216,18 +215,9 @@ def _run_child(report: BenchReport, catalogue: Catalogue, drill_id: str, impl_pa
     elif not complete:
         report.status = ERROR
         report.message = data.get("message") or (
-            f"the bench process ended ({_how(returncode)}) without a report")
+            f"the bench process ended ({describe_exit(returncode)}) without a report")
     if report.status != TIMED:
         report.output = output[-OUTPUT_TAIL:]
-
-
-def _how(returncode: int) -> str:
-    if returncode < 0:
-        try:
-            return f"signal {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"signal {-returncode}"
-    return f"exit code {returncode}"
 
 
 def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float,
@@ -261,10 +251,7 @@ def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float,
         else:
             time.sleep(0.1)
             continue
-        try:
-            os.killpg(child.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        kill_group(child)
         child.wait()
         break
     reader.join(timeout=5)

@@ -131,12 +131,7 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     if args.impl == "mine" and result.status != SETUP_ERROR:
         view = coach.record_run(result)
     elif result.diagnoses:  # another file: show the first stage, remember nothing
-        ladder = book.ladder(result.diagnoses[0])
-        from tutor.coach import HintView
-
-        view = HintView(
-            drill.id, ladder.diagnosis, ladder.title, ladder.stages[:1], len(ladder.stages) <= 1
-        )
+        view = coach.preview(drill.id, result.diagnoses[0])
     else:
         view = None
     if args.json:

@@ -151,7 +151,7 @@ def _pump(
                     collector.feed_output(chunk)
     finally:
         if ended != "exited":
-            _kill_group(child)
+            kill_group(child)
         child.wait()
         selector.close()
         os.close(events_fd)
@@ -159,11 +159,22 @@ def _pump(
     return ended
 
 
-def _kill_group(child: subprocess.Popen) -> None:
+def kill_group(child: subprocess.Popen) -> None:
+    """Kill a child started with start_new_session=True, and everything it started."""
     try:
         os.killpg(child.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def describe_exit(returncode: int) -> str:
+    """`signal SIGSEGV` or `exit code 3`, for a child's return code."""
+    if returncode < 0:
+        try:
+            return f"signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"exit code {returncode}"
 
 
 class _Collector:
@@ -233,12 +244,7 @@ class _Collector:
             found.append(dx.KERNEL_HANG)
         elif returncode < 0 or (not self.session_ended and returncode != 0):
             result.status = r.CRASHED
-            how = (
-                f"signal {signal.Signals(-returncode).name}"
-                if returncode < 0
-                else f"exit code {returncode}"
-            )
-            result.message = f"the test process died ({how})" + (
+            result.message = f"the test process died ({describe_exit(returncode)})" + (
                 f" while running {hung}" if hung else ""
             )
             found.append(dx.PROCESS_CRASHED)

@@ -156,13 +156,10 @@ def deepest_line(exc: BaseException, path: Path) -> int | None:
     """The innermost line of `path` in the tracebacks of `exc` and the errors it wraps."""
     target = str(path.resolve())
     found = None
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        for frame in _frames(exc.__traceback__):
+    for error in _chain(exc):
+        for frame in _frames(error.__traceback__):
             if str(Path(frame.filename).resolve()) == target:
                 found = frame.lineno
-        exc = exc.__cause__ or exc.__context__
     return found
 
 
