@@ -9,7 +9,7 @@
    process per drill, alone on the machine so that nothing else competes for the CPU that
    launches the kernels), with torch eager, torch.compile and, for decode shapes, CUDA graphs.
 2. Verdicts: every drill's tests against its solution and against every file in
-   tests/mutants/<drill>/, on the GPU and on the CPU interpreter side by side. A mutant's name,
+   drills/mutants/<drill>/, on the GPU and on the CPU interpreter side by side. A mutant's name,
    `<diagnosis>__<variant>.py`, says which diagnosis must come first; `correct__*.py` must pass.
    The CPU runs go through a pool of workers while the GPU runs go through a smaller one:
    correctness runs time nothing, so sharing the card between a few of them is harmless.
@@ -47,7 +47,7 @@ from tutor.catalogue import Catalogue, load_catalogue  # noqa: E402
 from tutor.paths import CoursePaths  # noqa: E402
 from tutor.runner import Runner  # noqa: E402
 
-MUTANTS = ROOT / "tests" / "mutants"
+MUTANTS = ROOT / "drills" / "mutants"
 DOCS = ROOT / "docs"
 GPU_TEST_TIMEOUT_S = 90.0  # a first JIT compile of each kernel variant, then a killed hang
 CPU_TEST_TIMEOUT_S = 150.0  # the interpreter, with other runs sharing the cores

@@ -17,8 +17,8 @@ sys.path.insert(0, str(ROOT))
 
 from tune_sweep import load_solution  # noqa: E402 - the folder of this script is on sys.path
 
-from tutor import bench_ops  # noqa: E402
-from tutor.bench_child import median_ms  # noqa: E402
+from tutor.bench.child import median_ms  # noqa: E402
+from tutor.bench.recipe import load_recipes  # noqa: E402
 
 CASES = [
     ("t2_softmax", "softmax", {"m": 4096, "n": 1000}, "_num_warps"),
@@ -32,8 +32,9 @@ CASES = [
 def main() -> int:
     for file, function, shape, knob in CASES:
         module = load_solution(file)
-        inputs = bench_ops.make_inputs(function, shape, "bfloat16", "cuda")
-        nbytes = bench_ops.op_for(function).nbytes(shape, 2)
+        recipe = load_recipes(ROOT / "drills" / "bench" / f"{file.split('_')[0]}.py")[function]
+        inputs = recipe.inputs(shape, "bfloat16", "cuda")
+        nbytes = recipe.bytes_moved(shape, "bfloat16")
         for warps in (1, 2, 4, 8, 16):
             setattr(module, knob, lambda block_n, w=warps: w)
             fn = getattr(module, function)

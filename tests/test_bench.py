@@ -19,15 +19,24 @@ from pathlib import Path
 import pytest
 import torch
 
-from tutor import bench, bench_child, bench_ops
+from tutor import bench
 from tutor import results as r
+from tutor.bench import child as bench_child
+from tutor.bench.recipe import DTYPES, RecipeError, load_recipes
 from tutor.catalogue import BenchCase
 from tutor.progress import ProgressStore
 
 ROOT = Path(__file__).resolve().parents[1]
+# Every drill's recipes by function name (drills/bench/<id>.py): the course's own content.
+RECIPES = {
+    function: recipe
+    for path in sorted((ROOT / "drills" / "bench").glob("*.py"))
+    for function, recipe in load_recipes(path).items()
+}
+EAGER = {function: recipe.eager for function, recipe in RECIPES.items()}
 
 
-# ---- bench_ops: bytes, inputs, eager versions ---------------------------------------------------
+# ---- the drills' recipes: bytes, inputs, eager versions -----------------------------------------
 
 @pytest.mark.parametrize(("function", "shape", "dtype", "expected"), [
     ("gelu_tanh", {"n": 1000}, "bfloat16", 2 * 1000 * 2),  # x read, y written
@@ -42,21 +51,21 @@ ROOT = Path(__file__).resolve().parents[1]
     ("silu_and_mul", {"t": 4, "i": 100}, "bfloat16", 2400),
 ])
 def test_bytes_moved_counts_each_input_and_output_once(function, shape, dtype, expected):
-    assert bench_ops.bytes_moved(function, shape, dtype) == expected
+    assert RECIPES[function].bytes_moved(shape, dtype) == expected
 
 
 def test_bytes_moved_matches_the_measured_anchor():
     # DESIGN.md: fused_add_rmsnorm T=4096, H=4096 at 37.0 µs is about 3630 GB/s.
-    moved = bench_ops.bytes_moved("fused_add_rmsnorm", {"t": 4096, "h": 4096})
+    moved = RECIPES["fused_add_rmsnorm"].bytes_moved({"t": 4096, "h": 4096})
     assert moved == 134_225_920
     assert 3600 < moved / 37.0e-6 / 1e9 < 3660
 
 
 def test_a_shape_with_the_wrong_keys_is_named():
     with pytest.raises(ValueError, match="silu_and_mul needs shape keys t, i"):
-        bench_ops.bytes_moved("silu_and_mul", {"t": 4, "h": 8})
-    with pytest.raises(KeyError, match="no bench recipe"):
-        bench_ops.op_for("attention")
+        RECIPES["silu_and_mul"].bytes_moved({"t": 4, "h": 8})
+    with pytest.raises(RecipeError, match="has no bench recipe"):
+        load_recipes(ROOT / "drills" / "bench" / "no-such-drill.py")
 
 
 @pytest.mark.parametrize(("function", "shape", "shapes"), [
@@ -69,36 +78,36 @@ def test_a_shape_with_the_wrong_keys_is_named():
 ])
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
 def test_inputs_have_the_shapes_and_dtype_the_function_takes(function, shape, shapes, dtype):
-    inputs = bench_ops.make_inputs(function, shape, dtype)
+    inputs = RECIPES[function].inputs(shape, dtype)
     tensors = [a for a in inputs if isinstance(a, torch.Tensor)]
     assert [tuple(t.shape) for t in tensors] == shapes
-    assert all(t.dtype == bench_ops.DTYPES[dtype] for t in tensors)
+    assert all(t.dtype == DTYPES[dtype] for t in tensors)
     assert all(torch.isfinite(t).all() for t in tensors)
-    again = bench_ops.make_inputs(function, shape, dtype)
+    again = RECIPES[function].inputs(shape, dtype)
     assert all(torch.equal(a, b) for a, b in zip(tensors, again, strict=False))
 
 
 def _fp32(function: str, shape: dict[str, int]) -> tuple:
-    return bench_ops.make_inputs(function, shape, "float32", seed=3)
+    return RECIPES[function].inputs(shape, "float32", seed=3)
 
 
 def test_eager_gelu_is_the_tanh_form():
     (x,) = _fp32("gelu_tanh", {"n": 257})
     want = 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
-    torch.testing.assert_close(bench_ops.gelu_tanh_eager(x), want)
+    torch.testing.assert_close(EAGER["gelu_tanh"](x), want)
 
 
 def test_eager_softmax_is_row_wise():
     (x,) = _fp32("softmax", {"m": 3, "n": 37})
     e = torch.exp(x - x.max(dim=1, keepdim=True).values)
-    torch.testing.assert_close(bench_ops.softmax_eager(x), e / e.sum(dim=1, keepdim=True))
+    torch.testing.assert_close(EAGER["softmax"](x), e / e.sum(dim=1, keepdim=True))
 
 
 def test_eager_layer_norm_uses_the_biased_variance():
     x, w, b, eps = _fp32("layer_norm", {"m": 3, "n": 37})
     mean = x.mean(dim=1, keepdim=True)
     var = ((x - mean) ** 2).sum(dim=1, keepdim=True) / 37
-    torch.testing.assert_close(bench_ops.layer_norm_eager(x, w, b, eps),
+    torch.testing.assert_close(EAGER["layer_norm"](x, w, b, eps),
                                (x - mean) / torch.sqrt(var + eps) * w + b)
 
 
@@ -106,14 +115,14 @@ def test_eager_rms_norm_uses_the_given_eps():
     x, w, eps = _fp32("rms_norm", {"m": 3, "n": 37})
     x = x * 1e-4  # small rows, where eps matters
     want = x / torch.sqrt((x * x).mean(dim=1, keepdim=True) + eps) * w
-    torch.testing.assert_close(bench_ops.rms_norm_eager(x, w, eps), want)
+    torch.testing.assert_close(EAGER["rms_norm"](x, w, eps), want)
 
 
 def test_eager_fused_add_rmsnorm_writes_both_in_place():
     x, res, w, eps = _fp32("fused_add_rmsnorm", {"t": 3, "h": 37})
     h = x + res
     want_x = h / torch.sqrt((h * h).mean(dim=1, keepdim=True) + eps) * w
-    assert bench_ops.fused_add_rmsnorm_eager(x, res, w, eps) is None
+    assert EAGER["fused_add_rmsnorm"](x, res, w, eps) is None
     torch.testing.assert_close(res, h)
     torch.testing.assert_close(x, want_x)
 
@@ -121,23 +130,23 @@ def test_eager_fused_add_rmsnorm_writes_both_in_place():
 def test_eager_silu_and_mul_gates_the_first_half():
     (x,) = _fp32("silu_and_mul", {"t": 3, "i": 37})
     gate, up = x[:, :37], x[:, 37:]
-    torch.testing.assert_close(bench_ops.silu_and_mul_eager(x), gate * torch.sigmoid(gate) * up)
+    torch.testing.assert_close(EAGER["silu_and_mul"](x), gate * torch.sigmoid(gate) * up)
 
 
 def test_in_place_op_stays_finite_over_the_calls_of_one_timing():
     # Timing rotates among IN_PLACE_SETS copies, so each sees a few hundred calls at most.
-    x, res, w, eps = bench_ops.make_inputs("fused_add_rmsnorm", {"t": 4, "h": 512}, "bfloat16")
+    x, res, w, eps = RECIPES["fused_add_rmsnorm"].inputs({"t": 4, "h": 512}, "bfloat16")
     for _ in range(400):
-        bench_ops.fused_add_rmsnorm_eager(x, res, w, eps)
+        EAGER["fused_add_rmsnorm"](x, res, w, eps)
     assert torch.isfinite(x).all() and torch.isfinite(res).all()
 
 
 def test_decode_and_large_shapes():
-    assert bench_ops.is_decode("fused_add_rmsnorm", {"t": 16, "h": 4096})
-    assert not bench_ops.is_decode("fused_add_rmsnorm", {"t": 4096, "h": 4096})
-    assert not bench_ops.is_decode("gelu_tanh", {"n": 16})
-    assert bench_ops.is_large("softmax", {"m": 4096, "n": 8192})
-    assert not bench_ops.is_large("softmax", {"m": 4096, "n": 1000})
+    assert RECIPES["fused_add_rmsnorm"].is_decode({"t": 16, "h": 4096})
+    assert not RECIPES["fused_add_rmsnorm"].is_decode({"t": 4096, "h": 4096})
+    assert not RECIPES["gelu_tanh"].is_decode({"n": 16})
+    assert RECIPES["softmax"].is_large({"m": 4096, "n": 8192})
+    assert not RECIPES["softmax"].is_large({"m": 4096, "n": 1000})
 
 
 # ---- the report's text and the best times -------------------------------------------------------
@@ -340,7 +349,8 @@ def test_bench_process_logic_on_the_cpu(monkeypatch, tmp_path, catalogue):
              BenchCase("silu_and_mul", {"t": 300, "i": 40})]
     report = {"rows": [], "notes": [], "l2_bytes": 1 << 16}
     out = tmp_path / "report.json"
-    bench_child.bench_cases(report, out, drill, cases, mine, broken, with_compile=False)
+    bench_child.bench_cases(report, out, drill, cases, mine, broken,
+                            catalogue.paths.bench_recipe("f3"), with_compile=False)
     assert report["status"] == bench_child.TIMED
     assert json.loads(out.read_text())["rows"] == json.loads(json.dumps(report["rows"]))
     fused, silu = report["rows"]

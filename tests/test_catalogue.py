@@ -6,17 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tutor.catalogue import CatalogueError, load_catalogue
+from tutor.catalogue import CatalogueError, Mistake, load_catalogue
 from tutor.paths import CoursePaths
-
-
-def test_real_catalogue_has_the_contract_drills(catalogue):
-    assert [d.id for d in catalogue.drills] == ["t1", "t2", "t3", "f3"]
-    t3 = catalogue.drill("t3")
-    assert t3.file == "t3_layernorm.py"
-    assert t3.functions == ("layer_norm", "rms_norm")
-    assert catalogue.drill("f3").functions == ("fused_add_rmsnorm", "silu_and_mul")
-    assert {c.label for c in t3.bench} >= {"layer_norm m=4096 n=8192 bfloat16"}
 
 
 def test_every_playable_drill_has_its_files(catalogue):
@@ -40,7 +31,7 @@ def _write(tmp_path: Path, text: str) -> CoursePaths:
 
 
 GOOD = """\
-format: 1
+format: 2
 tracks:
   - {id: T, title: Basics}
 drills:
@@ -51,13 +42,33 @@ drills:
     functions: [f]
 """
 
+WITH_MISTAKES = GOOD + """\
+    mistakes:
+      - {id: off-by-one, summary: "the last element, skipped"}
+      - id: wrong-sign
+        summary: the result negated
+    bench:
+      - {function: f, shape: {n: 64, causal: 0}}
+"""
+
 
 def test_minimal_catalogue_gets_defaults(tmp_path):
     cat = load_catalogue(_write(tmp_path, GOOD))
     assert cat.drill("a1").coming is False
     assert cat.drill("a1").bench == ()
+    assert cat.drill("a1").mistakes == ()
     with pytest.raises(KeyError, match="no drill 'zz'"):
         cat.drill("zz")
+
+
+def test_a_drill_declares_its_mistakes(tmp_path):
+    drill = load_catalogue(_write(tmp_path, WITH_MISTAKES)).drill("a1")
+    assert drill.mistakes == (
+        Mistake("off-by-one", "the last element, skipped"),
+        Mistake("wrong-sign", "the result negated"),
+    )
+    assert drill.mistake_ids == ("off-by-one", "wrong-sign")
+    assert drill.bench[0].shape == {"n": 64, "causal": 0}
 
 
 @pytest.mark.parametrize(
@@ -69,7 +80,15 @@ def test_minimal_catalogue_gets_defaults(tmp_path):
             GOOD.replace("track: T\n", "track: Q\n"),
             r"drill 'a1': key 'track' names unknown track 'Q'",
         ),
-        (GOOD.replace("format: 1", "format: 9"), r"format 9 is not supported"),
+        (GOOD.replace("format: 2", "format: 9"), r"format 9 is not supported"),
+        (GOOD.replace("format: 2", "format: 1"), r"format 1 is not supported \(this tutor reads 2\)"),
+        (WITH_MISTAKES.replace("summary: the result negated", "what: negated"),
+         r"drills\.yaml:12: drill 'a1' mistake 'wrong-sign': missing key 'summary'"),
+        (WITH_MISTAKES.replace("id: wrong-sign", "id: off-by-one"),
+         r"drill 'a1': a mistake is listed twice"),
+        (WITH_MISTAKES.replace("id: wrong-sign", "id: Wrong Sign"),
+         r"mistake id 'Wrong Sign' must be lower-case"),
+        (WITH_MISTAKES.replace("causal: 0", "causal: -1"), r"non-negative integers"),
         (
             GOOD.replace("functions: [f]", "functions: f"),
             r"drill 'a1': key 'functions' must be list",

@@ -57,7 +57,7 @@ def test_first_check_makes_the_learner_file_and_fails_as_not_started(course):
 
 
 def test_text_report_hint_ladder_and_progress(course):
-    mutant = sorted((ROOT / "tests" / "mutants" / "t3").glob("padding-where__*.py"))[0]
+    mutant = sorted((ROOT / "drills" / "mutants" / "t3").glob("padding-where__*.py"))[0]
     course.mine("t3_layernorm.py").parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(mutant, course.mine("t3_layernorm.py"))
     out = tutor(course, "check", "t3", "--cpu")

@@ -1,8 +1,10 @@
 """The course catalogue: drills.yaml loaded into typed, validated records.
 
 The file has a format version, a list of tracks and a list of drills. Each drill names its
-learner file; every other path (starter, solution, tests, lesson, hints) is derived from it by
-`tutor.paths.CoursePaths`. Errors name the file, the line, the drill and the key.
+learner file; every other path (starter, solution, tests, lesson, hints, mutants, bench recipe)
+is derived from it by `tutor.paths.CoursePaths`. Each drill declares its own mistakes (the
+diagnosis ids its tests can name, beyond the generic ones of `tutor.diagnoses`). Errors name the
+file, the line, the drill and the key.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 from tutor.paths import CoursePaths
 from tutor.yamlfile import YamlFileError, line_of, load_yaml
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _ID = re.compile(r"^[a-z][a-z0-9_-]*$")
 _DTYPES = {"float32", "float16", "bfloat16"}
 
@@ -39,6 +41,14 @@ class BenchCase:
 
 
 @dataclass(frozen=True)
+class Mistake:
+    """A mistake a drill's tests can name: its diagnosis id and one line saying what it is."""
+
+    id: str
+    summary: str
+
+
+@dataclass(frozen=True)
 class Track:
     id: str
     title: str
@@ -57,6 +67,11 @@ class Drill:
     taught: str = ""
     coming: bool = False  # listed but not yet playable
     bench: tuple[BenchCase, ...] = field(default_factory=tuple)
+    mistakes: tuple[Mistake, ...] = field(default_factory=tuple)
+
+    @property
+    def mistake_ids(self) -> tuple[str, ...]:
+        return tuple(m.id for m in self.mistakes)
 
 
 @dataclass(frozen=True)
@@ -160,7 +175,15 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
     bench = tuple(
         _bench(reader, case, what, functions) for case in reader.key(raw, "bench", list, what, [])
     )
-    unknown = set(raw) - {"id", "track", "title", "file", "functions", "taught", "coming", "bench"}
+    mistakes = tuple(
+        _mistake(reader, item, what) for item in reader.key(raw, "mistakes", list, what, [])
+    )
+    ids = [m.id for m in mistakes]
+    if len(set(ids)) != len(ids):
+        raise reader.fail(f"{what}: a mistake is listed twice in 'mistakes'", raw)
+    unknown = set(raw) - {
+        "id", "track", "title", "file", "functions", "taught", "coming", "bench", "mistakes"
+    }
     if unknown:
         raise reader.fail(f"{what}: unknown key '{sorted(unknown)[0]}'", raw)
     return Drill(
@@ -172,7 +195,22 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
         taught=reader.key(raw, "taught", str, what, ""),
         coming=reader.key(raw, "coming", bool, what, False),
         bench=bench,
+        mistakes=mistakes,
     )
+
+
+def _mistake(reader: _Reader, raw: Any, what: str) -> Mistake:
+    raw = reader.mapping(raw, f"{what}: a mistake", raw)
+    mistake_id = reader.key(raw, "id", str, f"{what} mistake")
+    if not _ID.match(mistake_id):
+        raise reader.fail(
+            f"{what}: mistake id '{mistake_id}' must be lower-case letters, digits, - or _", raw
+        )
+    summary = reader.key(raw, "summary", str, f"{what} mistake '{mistake_id}'")
+    unknown = set(raw) - {"id", "summary"}
+    if unknown:
+        raise reader.fail(f"{what} mistake '{mistake_id}': unknown key '{sorted(unknown)[0]}'", raw)
+    return Mistake(mistake_id, summary.strip())
 
 
 def _bench(reader: _Reader, raw: Any, what: str, functions: list[str]) -> BenchCase:
@@ -181,8 +219,11 @@ def _bench(reader: _Reader, raw: Any, what: str, functions: list[str]) -> BenchC
     if function not in functions:
         raise reader.fail(f"{what}: bench function '{function}' is not in 'functions'", raw)
     shape = reader.key(raw, "shape", dict, f"{what} bench")
-    if not shape or not all(isinstance(v, int) and v > 0 for v in shape.values()):
-        raise reader.fail(f"{what}: bench shape must map names to positive integers", raw)
+    # 0 is allowed for flags such as `causal: 0`; sizes are checked by the drill's recipe.
+    if not shape or not all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in shape.values()
+    ):
+        raise reader.fail(f"{what}: bench shape must map names to non-negative integers", raw)
     dtype = reader.key(raw, "dtype", str, f"{what} bench", "bfloat16")
     if dtype not in _DTYPES:
         raise reader.fail(f"{what}: bench dtype must be one of {sorted(_DTYPES)}", raw)

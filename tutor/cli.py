@@ -9,6 +9,8 @@
     tutor lesson DRILL            print the lesson
     tutor solution DRILL          print the reference (after a pass or the last hint)
     tutor bench DRILL [--impl ...] time the kernel on a GPU
+    tutor dev check [DRILL ...] [--cpu] [--json]   prove the course (for authors)
+    tutor dev new ID --track T --title TITLE --functions NAME[,NAME...]   scaffold a drill
 
 Exit codes: 0 success (check: all tests pass), 1 tests fail, 2 usage or set-up error.
 Nothing here imports torch or textual at start-up: the tests run in a child process and the
@@ -73,6 +75,22 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("drill")
     bench.add_argument("--impl", default="mine")
     bench.add_argument("--json", action="store_true")
+    dev = sub.add_parser("dev", help="for course authors: prove the course, scaffold a drill")
+    dev_sub = dev.add_subparsers(dest="dev_command", metavar="DEV_COMMAND", required=True)
+    dev_check = dev_sub.add_parser(
+        "check", help="every starter fails, every solution passes, every mutant is named"
+    )
+    dev_check.add_argument("drills", nargs="*", metavar="DRILL", help="default: every drill")
+    dev_check.add_argument(
+        "--cpu", action="store_true", default=argparse.SUPPRESS, help="force the CPU interpreter"
+    )
+    dev_check.add_argument("--json", action="store_true", help="print one JSON object")
+    dev_check.add_argument("--jobs", type=int, default=None, help="test runs at once")
+    dev_new = dev_sub.add_parser("new", help="write every file of a new drill")
+    dev_new.add_argument("id")
+    dev_new.add_argument("--track", required=True)
+    dev_new.add_argument("--title", required=True)
+    dev_new.add_argument("--functions", required=True, help="NAME[,NAME...]")
     return parser
 
 
@@ -254,6 +272,43 @@ def cmd_bench(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     return EXIT_OK if report.timed else EXIT_FAILED
 
 
+def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
+    if args.dev_command == "new":
+        from tutor.scaffold import NewDrill, ScaffoldError, new_drill
+
+        functions = tuple(f.strip() for f in args.functions.split(",") if f.strip())
+        try:
+            written = new_drill(catalogue.paths, NewDrill(args.id, args.track, args.title,
+                                                          functions))
+        except ScaffoldError as exc:
+            raise UsageError(str(exc)) from None
+        root = catalogue.paths.root
+        print(f"New drill {args.id}: wrote")
+        for path in written:
+            print(f"  {path.relative_to(root)}")
+        print(f"Next: fill in the TODOs, then `tutor dev check {args.id}` "
+              "(docs/AUTHORING.md walks through it).")
+        return EXIT_OK
+    from tutor import devcheck
+    from tutor.runner import Runner
+
+    for drill_id in args.drills:
+        _drill(catalogue, drill_id)
+    runner = Runner(catalogue, force_cpu=getattr(args, "cpu", False))
+    show = None if args.json else (lambda finding: print(finding.line(), flush=True))
+    findings = devcheck.check_course(catalogue, args.drills or None, runner=runner,
+                                     jobs=args.jobs, on_finding=show)
+    failed = [f for f in findings if not f.ok]
+    if args.json:
+        print(json.dumps(devcheck.as_json(findings), indent=2))
+    else:
+        print(f"\n{len(findings) - len(failed)} of {len(findings)} checks hold"
+              + (": the course is proven." if not failed else "; these do not:"))
+        for finding in failed:
+            print("  " + finding.line())
+    return EXIT_OK if not failed else EXIT_FAILED
+
+
 COMMANDS = {
     "list": cmd_list,
     "check": cmd_check,
@@ -263,4 +318,5 @@ COMMANDS = {
     "lesson": cmd_lesson,
     "solution": cmd_solution,
     "bench": cmd_bench,
+    "dev": cmd_dev,
 }

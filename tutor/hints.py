@@ -51,15 +51,19 @@ def _load(path: Path, mtime: float) -> dict[str, Ladder]:
     return ladders
 
 
+def drill_ladders(hints_dir: Path, name: str) -> dict[str, Ladder]:
+    """The ladders of one hints file (`hints/<name>.yaml`) alone; none when it is missing."""
+    path = hints_dir / f"{name}.yaml"
+    return _load(path, path.stat().st_mtime) if path.is_file() else {}
+
+
 class HintBook:
     """The ladders one drill can show."""
 
     def __init__(self, hints_dir: Path, drill_id: str) -> None:
         self.ladders: dict[str, Ladder] = {}
         for name in (COMMON, drill_id):  # the drill's own file overrides the common one
-            path = hints_dir / f"{name}.yaml"
-            if path.is_file():
-                self.ladders.update(_load(path, path.stat().st_mtime))
+            self.ladders.update(drill_ladders(hints_dir, name))
 
     def ladder(self, diagnosis: str) -> Ladder:
         found = self.ladders.get(diagnosis) or self.ladders.get(FALLBACK)

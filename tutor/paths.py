@@ -84,6 +84,14 @@ class CoursePaths:
     def hints(self, drill_id: str) -> Path:
         return self.hints_dir / f"{drill_id}.yaml"
 
+    def mutants(self, drill_id: str) -> Path:
+        """Known-buggy kernels (`<diagnosis>__<variant>.py`) and correct variants (`correct__*`)."""
+        return self.root / "drills" / "mutants" / drill_id
+
+    def bench_recipe(self, drill_id: str) -> Path:
+        """What `tutor bench` needs for the drill: inputs, bytes moved, a torch eager version."""
+        return self.root / "drills" / "bench" / f"{drill_id}.py"
+
     def resolve_impl(self, file: str, impl: str) -> Path:
         """`mine`, `solutions` (or `solution`, `starter`) or a path to any file."""
         named = {

@@ -14,17 +14,28 @@ from collections.abc import Callable, Sequence
 import pytest
 import torch
 
-from tutor import diagnoses as dx
-from tutor.harness import inputs, launches, learner
-from tutor.harness.backend import Backend, round_to
-from tutor.harness.checks import Suspect, Tolerance, expect_close, expect_unchanged
-from tutor.harness.failures import DrillFailure
+from tutor.harness import (
+    GUARD,
+    Backend,
+    DrillFailure,
+    Learner,
+    Suspect,
+    Tolerance,
+    call_or_refuse,
+    expect_close,
+    expect_unchanged,
+    guarded,
+    padded_tail,
+    round_to,
+    row_sliced_buffer,
+)
+from tutor.harness import diagnoses as dx
 
 DRILL = "f3"
 
 EPS = 1e-6
 # Not a power of two, so the row's block has padded lanes; the overhang (256 - 200) stays inside
-# the NaN guard (inputs.GUARD), so an unmasked store hits the guard, not the heap.
+# the NaN guard (GUARD), so an unmasked store hits the guard, not the heap.
 HIDDEN = 200
 DTYPES = [torch.float32, torch.bfloat16]
 DTYPE_IDS = ["fp32", "bf16"]
@@ -160,30 +171,13 @@ def _make_inputs(
     gen = torch.Generator().manual_seed(seed)
     x = torch.randn(shape, generator=gen)
     residual = 4 * torch.randn(shape, generator=gen)
-    weight, _ = inputs.guarded((0.5 + torch.rand(shape[-1], generator=gen)).to(device, dtype))
+    weight, _ = guarded((0.5 + torch.rand(shape[-1], generator=gen)).to(device, dtype))
     return x.to(device, dtype), residual.to(device, dtype), weight
 
 
 def _guards(buffer: torch.Tensor) -> torch.Tensor:
-    """The NaN memory on both sides of an `inputs.guarded` tensor."""
-    return torch.cat((buffer[: inputs.GUARD], buffer[-inputs.GUARD :])).clone()
-
-
-def _row_sliced_guarded(
-    values: torch.Tensor, slack: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """`inputs.row_sliced(values, slack)` placed inside a NaN-guarded buffer.
-
-    The slack after the last row is shorter than a block's overhang, so without the guard an
-    unmasked access would leave the allocation. Returns (view, whole buffer).
-    """
-    *lead, n = values.shape
-    nan_rows = torch.full((*lead, n + slack), float("nan"), dtype=values.dtype,
-                          device=values.device)
-    rows, buffer = inputs.guarded(nan_rows)
-    view = rows[..., :n]
-    view.copy_(values)
-    return view, buffer
+    """The NaN memory on both sides of an `guarded` tensor."""
+    return torch.cat((buffer[: GUARD], buffer[-GUARD :])).clone()
 
 
 # Where a test puts its values: values -> (the tensor the function gets, the buffer around it).
@@ -192,12 +186,12 @@ Layout = Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]]
 
 def _transposed_guarded(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """[B, S, H] values stored as [S, B, H] in a NaN-guarded buffer: no view flattens them."""
-    stored, buffer = inputs.guarded(values.transpose(0, 1))
+    stored, buffer = guarded(values.transpose(0, 1))
     return stored.transpose(0, 1), buffer
 
 
 def check_fused_outputs(
-    impl: learner.Learner,
+    impl: Learner,
     backend: Backend,
     x: torch.Tensor,
     residual: torch.Tensor,
@@ -217,7 +211,7 @@ def check_fused_outputs(
     def rerun_fp32() -> tuple[torch.Tensor, torch.Tensor]:
         x32, _ = layouts[0](x_in.float())
         r32, _ = layouts[1](residual_in.float())
-        impl.fused_add_rmsnorm(x32, r32, inputs.guarded(weight.float())[0], EPS)
+        impl.fused_add_rmsnorm(x32, r32, guarded(weight.float())[0], EPS)
         return x32, r32
 
     want32 = expected_outputs(x_in.float(), residual_in.float(), weight.float(), backend)
@@ -249,7 +243,7 @@ def _fused_looks_right(
 
 
 def _runs_correctly_on_contiguous(
-    impl: learner.Learner, backend: Backend, x_in: torch.Tensor, residual_in: torch.Tensor,
+    impl: Learner, backend: Backend, x_in: torch.Tensor, residual_in: torch.Tensor,
     weight: torch.Tensor,
 ) -> bool:
     """On contiguous copies in guarded buffers: right x and residual, nothing written around.
@@ -257,40 +251,13 @@ def _runs_correctly_on_contiguous(
     When this holds and the same values laid out otherwise come out wrong, the layout is what
     the learner's code mishandles.
     """
-    x, x_buffer = inputs.guarded(x_in)
-    residual, residual_buffer = inputs.guarded(residual_in)
+    x, x_buffer = guarded(x_in)
+    residual, residual_buffer = guarded(residual_in)
     guards = _guards(x_buffer), _guards(residual_buffer)
     impl.fused_add_rmsnorm(x, residual, weight, EPS)
     intact = all(torch.equal(_guards(b).isnan(), g.isnan())
                  for b, g in zip((x_buffer, residual_buffer), guards, strict=True))
     return intact and _fused_looks_right(backend, x, residual, x_in, residual_in, weight)
-
-
-def _call_or_refuse(impl: learner.Learner, *args: object) -> bool:
-    """Call fused_add_rmsnorm on an input it may refuse; True when it refused it.
-
-    Refusing means raising RuntimeError or ValueError before any kernel launch, as
-    `x.view(-1, H)` does on a tensor it cannot flatten. Any other error is diagnosed as usual.
-    """
-    function = impl.module.fused_add_rmsnorm
-    before = launches.count()
-    try:
-        function(*args)
-    except NotImplementedError as exc:  # a RuntimeError, but it means "not written yet"
-        raise learner.classify(exc, "fused_add_rmsnorm", impl.path) from None
-    except (RuntimeError, ValueError) as exc:
-        if launches.count() == before:
-            return True
-        raise learner.classify(exc, "fused_add_rmsnorm", impl.path) from None
-    except Exception as exc:  # noqa: BLE001 - every learner error is reported, not raised
-        raise learner.classify(exc, "fused_add_rmsnorm", impl.path) from None
-    if launches.count() == before:
-        raise DrillFailure(
-            dx.TORCH_FALLBACK,
-            "fused_add_rmsnorm returned without launching a Triton kernel",
-            "The drill is to compute the result in your @triton.jit kernel, not with torch.",
-        )
-    return False
 
 
 def _expect_written_in_place(
@@ -319,8 +286,8 @@ def _expect_written_in_place(
 def test_fused_add_rmsnorm(impl, backend, device, dtype):
     """3-D inputs in NaN-guarded buffers: both tensors updated in place, nothing around them."""
     x_in, residual_in, weight = _make_inputs((2, 3, HIDDEN), dtype, device, seed=0)
-    x, x_buffer = inputs.guarded(x_in)
-    residual, residual_buffer = inputs.guarded(residual_in)
+    x, x_buffer = guarded(x_in)
+    residual, residual_buffer = guarded(residual_in)
     guards = {"x": _guards(x_buffer), "residual": _guards(residual_buffer)}
 
     impl.fused_add_rmsnorm(x, residual, weight, EPS)
@@ -328,15 +295,15 @@ def test_fused_add_rmsnorm(impl, backend, device, dtype):
     for name, buffer in (("x", x_buffer), ("residual", residual_buffer)):
         expect_unchanged(_guards(buffer), guards[name], what=name)
     check_fused_outputs(impl, backend, x, residual, x_in, residual_in, weight,
-                        layouts=(inputs.guarded, inputs.guarded), reads_guarded=True)
+                        layouts=(guarded, guarded), reads_guarded=True)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
 def test_fused_add_rmsnorm_row_stride(impl, backend, device, dtype):
     """Rows that are slices of wider buffers (x and residual with different row strides)."""
     x_in, residual_in, weight = _make_inputs((2, 2, HIDDEN), dtype, device, seed=1)
-    x, x_buffer = _row_sliced_guarded(x_in, slack=7)
-    residual, residual_buffer = _row_sliced_guarded(residual_in, slack=3)
+    x, x_buffer = row_sliced_buffer(x_in, slack=7)
+    residual, residual_buffer = row_sliced_buffer(residual_in, slack=3)
     outside = {"x": x_buffer.isnan(), "residual": residual_buffer.isnan()}  # slack and guards
     works_contiguous = _runs_correctly_on_contiguous(impl, backend, x_in, residual_in, weight)
 
@@ -357,8 +324,8 @@ def test_fused_add_rmsnorm_row_stride(impl, backend, device, dtype):
         expect_unchanged(buffer[outside[name]], torch.full_like(buffer[outside[name]], torch.nan),
                          what=f"the rows of {name}")
     check_fused_outputs(impl, backend, x, residual, x_in, residual_in, weight,
-                        layouts=(lambda v: _row_sliced_guarded(v, 7),
-                                 lambda v: _row_sliced_guarded(v, 3)),
+                        layouts=(lambda v: row_sliced_buffer(v, 7),
+                                 lambda v: row_sliced_buffer(v, 3)),
                         reads_guarded=True)
 
 
@@ -372,14 +339,14 @@ def test_fused_add_rmsnorm_not_flattenable(impl, backend, device, transposed):
     """
     x_in, residual_in, weight = _make_inputs((2, 3, HIDDEN), torch.bfloat16, device, seed=2)
     layouts = (
-        _transposed_guarded if transposed == "x" else inputs.guarded,
-        _transposed_guarded if transposed == "residual" else inputs.guarded,
+        _transposed_guarded if transposed == "x" else guarded,
+        _transposed_guarded if transposed == "residual" else guarded,
     )
     x, _ = layouts[0](x_in)
     residual, _ = layouts[1](residual_in)
     works_contiguous = _runs_correctly_on_contiguous(impl, backend, x_in, residual_in, weight)
 
-    if _call_or_refuse(impl, x, residual, weight, EPS):
+    if call_or_refuse(impl, "fused_add_rmsnorm", x, residual, weight, EPS):
         return
     if works_contiguous:
         _expect_written_in_place(x, residual, x_in, residual_in, f"a transposed 3-D {transposed}")
@@ -404,14 +371,14 @@ def test_fused_add_rmsnorm_norm_uses_fp32_h(impl, backend, device):
     x_biased = sign * (32 * steps + 15) * 2.0**-11  # exact in bf16; 15/32 of the ulp at [2, 4)
     x_in = torch.cat((x_rand, x_biased)).to(device, torch.bfloat16)
     residual_in = torch.cat((residual_rand, residual_biased)).to(device, torch.bfloat16)
-    weight, _ = inputs.guarded((0.5 + torch.rand(HIDDEN, generator=gen)).to(device, torch.bfloat16))
-    x, _ = inputs.guarded(x_in)
-    residual, _ = inputs.guarded(residual_in)
+    weight, _ = guarded((0.5 + torch.rand(HIDDEN, generator=gen)).to(device, torch.bfloat16))
+    x, _ = guarded(x_in)
+    residual, _ = guarded(residual_in)
 
     impl.fused_add_rmsnorm(x, residual, weight, EPS)
 
     check_fused_outputs(impl, backend, x, residual, x_in, residual_in, weight,
-                        layouts=(inputs.guarded, inputs.guarded), reads_guarded=True)
+                        layouts=(guarded, guarded), reads_guarded=True)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -478,7 +445,7 @@ def test_silu_and_mul(impl, backend, device, dtype, shape):
     """out = silu(gate) * up from a NaN-guarded input; gate and up have different values."""
     gen = torch.Generator().manual_seed(4)
     x_in = (2 * torch.randn(shape, generator=gen)).to(device, dtype)
-    x, _ = inputs.guarded(x_in)
+    x, _ = guarded(x_in)
     d = shape[-1] // 2
     block = _silu_block(d)
 
@@ -488,10 +455,10 @@ def test_silu_and_mul(impl, backend, device, dtype, shape):
     tail = None
     if d > block:
         _expect_every_column_block(out, want, block, _tol(dtype, SILU_FP32))
-        tail = inputs.padded_tail(d, block, want.shape, device)
+        tail = padded_tail(d, block, want.shape, device)
     expect_close(
         out, want, what="out", tol=_tol(dtype, SILU_FP32), suspects=gate_up_suspects(x_in, backend),
-        fp32_rerun=lambda: impl.silu_and_mul(inputs.guarded(x_in.float())[0]),
+        fp32_rerun=lambda: impl.silu_and_mul(guarded(x_in.float())[0]),
         fp32_expected=silu_and_mul_fp32(x_in), reads_guarded=True, tail=tail,
     )
 
@@ -500,9 +467,9 @@ def test_silu_and_mul_row_stride(impl, backend, device):
     """Rows that are slices of a wider buffer; the input itself must not change."""
     gen = torch.Generator().manual_seed(5)
     x_in = (2 * torch.randn(3, 2 * 37, generator=gen)).to(device, torch.bfloat16)
-    x, buffer = _row_sliced_guarded(x_in, slack=5)
+    x, buffer = row_sliced_buffer(x_in, slack=5)
     buffer_before = buffer.clone()
-    works_contiguous = _silu_looks_right(impl.silu_and_mul(inputs.guarded(x_in)[0]), x_in,
+    works_contiguous = _silu_looks_right(impl.silu_and_mul(guarded(x_in)[0]), x_in,
                                          backend)
 
     out = impl.silu_and_mul(x)

@@ -14,9 +14,7 @@ from collections.abc import Callable
 
 import torch
 
-from tutor.harness import inputs
-from tutor.harness.backend import Backend, round_to
-from tutor.harness.checks import Suspect, Tolerance, expect_close
+from tutor.harness import Backend, Suspect, Tolerance, expect_close, guarded, round_to
 
 DRILL = "t1"
 
@@ -113,7 +111,7 @@ def check_gelu(impl, backend: Backend, x: torch.Tensor, tol: Tolerance, *,
 
 def test_fp32_one_partly_filled_block(impl, backend):
     # 1000 elements: one block of 1024 (or a tail after blocks of 128..512) with NaN just past it.
-    x, _ = inputs.guarded(uniform((1000,), torch.float32, backend.device, seed=1))
+    x, _ = guarded(uniform((1000,), torch.float32, backend.device, seed=1))
     check_gelu(impl, backend, x, FP32, reads_guarded=True)
 
 
@@ -125,12 +123,12 @@ def test_fp32_several_blocks(impl, backend):
 
 def test_bf16_3d(impl, backend):
     # 3 x 5 x 41 = 615 elements: the kernel must see a flat tensor and give back x's shape.
-    x, _ = inputs.guarded(uniform((3, 5, 41), torch.bfloat16, backend.device, seed=3))
+    x, _ = guarded(uniform((3, 5, 41), torch.bfloat16, backend.device, seed=3))
     check_gelu(impl, backend, x, BF16, reads_guarded=True)
 
 
 def test_bf16_2d(impl, backend):
-    x, _ = inputs.guarded(uniform((5, 123), torch.bfloat16, backend.device, seed=4))
+    x, _ = guarded(uniform((5, 123), torch.bfloat16, backend.device, seed=4))
     check_gelu(impl, backend, x, BF16, reads_guarded=True)
 
 

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import torch
 
-from tutor.harness import inputs
-from tutor.harness.backend import Backend, round_to
-from tutor.harness.checks import Suspect, Tolerance, expect_close
+from tutor.harness import Backend, Suspect, Tolerance, expect_close, guarded, round_to, row_sliced
 
 DRILL = "t2"
 
@@ -91,30 +89,30 @@ def check_softmax(impl, backend: Backend, x: torch.Tensor, tol: Tolerance, *,
 def test_fp32_every_kind_of_row(impl, backend):
     # N = 1000: 24 padded lanes in a block of 1024. Two rows of each kind. NaN follows the
     # last row, so a load without a mask shows there.
-    x, _ = inputs.guarded(mixed_rows((8, 1000), torch.float32, backend.device, seed=1))
+    x, _ = guarded(mixed_rows((8, 1000), torch.float32, backend.device, seed=1))
     check_softmax(impl, backend, x, FP32, reads_guarded=True)
 
 
 def test_fp32_short_rows(impl, backend):
     # N = 37: 27 of 64 lanes are padding, so zero padding dominates an all-negative row's sum.
-    x, _ = inputs.guarded(mixed_rows((4, 37), torch.float32, backend.device, seed=2))
+    x, _ = guarded(mixed_rows((4, 37), torch.float32, backend.device, seed=2))
     check_softmax(impl, backend, x, FP32, reads_guarded=True)
 
 
 def test_fp32_strided_rows_3d(impl, backend):
     # base[..., :300] with 7 NaN after each row: the row stride is 307, and a load without a mask
     # reads NaN. The leading dims (2, 2) must come back in the output's shape.
-    x, _ = inputs.row_sliced(mixed_rows((2, 2, 300), torch.float32, backend.device, seed=3))
+    x, _ = row_sliced(mixed_rows((2, 2, 300), torch.float32, backend.device, seed=3))
     check_softmax(impl, backend, x, FP32, reads_guarded=True)
 
 
 def test_bf16_3d(impl, backend):
-    x, _ = inputs.guarded(mixed_rows((2, 4, 150), torch.bfloat16, backend.device, seed=4))
+    x, _ = guarded(mixed_rows((2, 4, 150), torch.bfloat16, backend.device, seed=4))
     check_softmax(impl, backend, x, BF16, reads_guarded=True)
 
 
 def test_bf16_strided_rows(impl, backend):
-    x, _ = inputs.row_sliced(mixed_rows((4, 200), torch.bfloat16, backend.device, seed=5))
+    x, _ = row_sliced(mixed_rows((4, 200), torch.bfloat16, backend.device, seed=5))
     check_softmax(impl, backend, x, BF16, reads_guarded=True)
 
 
@@ -126,5 +124,5 @@ def test_fp32_transposed(impl, backend):
 
 def test_fp32_one_dimensional(impl, backend):
     # No leading dims at all: one row.
-    x, _ = inputs.guarded(mixed_rows((1, 999), torch.float32, backend.device, seed=7).reshape(999))
+    x, _ = guarded(mixed_rows((1, 999), torch.float32, backend.device, seed=7).reshape(999))
     check_softmax(impl, backend, x, FP32, reads_guarded=True)

@@ -17,11 +17,17 @@ from typing import NamedTuple
 import pytest
 import torch
 
-from tutor import diagnoses as dx
-from tutor.harness import inputs
-from tutor.harness.backend import Backend, round_to
-from tutor.harness.checks import Suspect, Tolerance, expect_close
-from tutor.harness.failures import DrillFailure
+from tutor.harness import (
+    Backend,
+    DrillFailure,
+    Suspect,
+    Tolerance,
+    expect_close,
+    guarded,
+    round_to,
+    row_sliced,
+)
+from tutor.harness import diagnoses as dx
 
 DRILL = "t3"
 
@@ -97,7 +103,7 @@ def _large_mean_rows(n_rows: int, n: int, seed: int) -> torch.Tensor:
 
 def _on(device: str, dtype: torch.dtype, *tensors: torch.Tensor) -> list[torch.Tensor]:
     """Each tensor in dtype on device, inside a buffer with NaN on both sides."""
-    return [inputs.guarded(t.to(device=device, dtype=dtype))[0] for t in tensors]
+    return [guarded(t.to(device=device, dtype=dtype))[0] for t in tensors]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -271,7 +277,7 @@ def test_layer_norm_row_sliced_input(impl, backend):
     """Rows that sit N + slack apart in memory (a slice of wider rows), 3-D."""
     shape, n = (2, 3, 100), 100
     slack = _block(n) - n + 4  # the last row's padded lanes stay inside the buffer (NaN there)
-    x, base = inputs.row_sliced(_offset_rows(shape, seed=11).to(backend.device), slack=slack)
+    x, base = row_sliced(_offset_rows(shape, seed=11).to(backend.device), slack=slack)
     w, b = _on(backend.device, torch.float32, *_params(n, seed=11))
     # What a kernel reading row r at r * N (ignoring the stride) would normalise.
     flat = base.reshape(-1)[: x.numel()].reshape(shape)
@@ -340,7 +346,7 @@ def _rms_rerun(impl, eps: float, x: torch.Tensor, w: torch.Tensor, sliced_slack:
     def rerun() -> torch.Tensor:
         (w32,) = _on(x.device.type, torch.float32, w)
         if sliced_slack:
-            x32, _ = inputs.row_sliced(x.float(), slack=sliced_slack)
+            x32, _ = row_sliced(x.float(), slack=sliced_slack)
         else:
             (x32,) = _on(x.device.type, torch.float32, x)
         return impl.rms_norm(x32, w32, eps)
@@ -369,7 +375,7 @@ def test_rms_norm_row_sliced_input(impl, backend):
     """bf16 rows N + slack apart in memory, 3-D."""
     shape, n, eps = (2, 2, 100), 100, 1e-6
     slack = _block(n) - n + 4
-    x, base = inputs.row_sliced(_offset_rows(shape, seed=13).to(backend.device, torch.bfloat16),
+    x, base = row_sliced(_offset_rows(shape, seed=13).to(backend.device, torch.bfloat16),
                                 slack=slack)
     (w,) = _on(backend.device, torch.bfloat16, *_params(n, seed=13, with_bias=False))
     flat = base.reshape(-1)[: x.numel()].reshape(shape)

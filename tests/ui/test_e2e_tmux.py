@@ -21,7 +21,7 @@ import pytest
 from tutor.paths import CoursePaths
 
 ROOT = Path(__file__).resolve().parents[2]
-MUTANTS = ROOT / "tests" / "mutants" / "t3"
+MUTANTS = ROOT / "drills" / "mutants" / "t3"
 TITLE = "Padded lanes enter the variance"  # hints/t3.yaml, diagnosis padding-where
 RUN_LIMIT = 120  # seconds for a CPU run of the T3 tests on a busy machine
 

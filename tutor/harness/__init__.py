@@ -1,8 +1,45 @@
-"""What the drill tests use inside the child pytest process.
+"""The API a drill's tests are written against; it runs inside the child pytest process.
 
-- `backend`: choose the GPU or Triton's CPU interpreter (before any kernel is defined) and round
-  bf16 references the way that backend rounds.
-- `learner`: load the learner's file and wrap its functions, so errors and launches are observed.
-- `checks`: compare outputs with the reference and with suspect references, and fail with a
-  `DrillFailure` that carries a diagnosis id.
+    from tutor.harness import Suspect, Tolerance, expect_close, guarded, round_to
+
+- `expect_close(actual, expected, what=, tol=, suspects=, ...)`: compare an output with the
+  reference and, on a mismatch, with `Suspect`s (what each known mistake would produce), then
+  with the generic patterns; fails with a `DrillFailure` that carries the diagnosis id.
+- `expect_unchanged(after, before, what=)`: memory around a buffer must be as the test left it.
+- `guarded(values)`, `row_sliced(values, slack)`, `padded_tail(n, block, shape, device)`: inputs
+  that make mistakes visible (NaN around the data, rows further apart than N).
+- `round_to(values, dtype, backend)`: an fp32 reference rounded as the backend's `.to()` rounds.
+- `observe(fn, name, path)`: call a learner function the way the `impl` fixture does (errors
+  become diagnoses, a call without a Triton launch is `torch-fallback`).
+
+The fixtures `impl` (the learner's module, its functions observed), `backend` and `device` come
+from the `tutor.drill_plugin` pytest plugin that drills/tests/conftest.py names.
 """
+
+from tutor import diagnoses
+from tutor.harness.backend import Backend, round_to
+from tutor.harness.checks import Suspect, Tolerance, expect_close, expect_unchanged
+from tutor.harness.failures import DrillFailure
+from tutor.harness.inputs import GUARD, guarded, padded_tail, row_sliced, row_sliced_buffer
+from tutor.harness.learner import Learner, call_or_refuse, observed
+
+observe = observed
+
+__all__ = [
+    "GUARD",
+    "Backend",
+    "DrillFailure",
+    "Learner",
+    "Suspect",
+    "Tolerance",
+    "call_or_refuse",
+    "diagnoses",
+    "expect_close",
+    "expect_unchanged",
+    "guarded",
+    "observe",
+    "padded_tail",
+    "round_to",
+    "row_sliced",
+    "row_sliced_buffer",
+]

@@ -16,3 +16,4 @@ class DrillFailure(AssertionError):
         self.message = message
         self.details = details
         self.line = line
+        self.error: BaseException | None = None  # the learner's exception it was made from

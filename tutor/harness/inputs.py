@@ -31,12 +31,27 @@ def row_sliced(values: torch.Tensor, slack: int = 64) -> tuple[torch.Tensor, tor
     the last row's overhang stays inside the allocation. Returns (view, the [..., N + slack]
     rows it was cut from).
     """
+    view, rows, _ = _row_sliced_parts(values, slack)
+    return view, rows
+
+
+def row_sliced_buffer(values: torch.Tensor, slack: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+    """`row_sliced(values, slack)`, returning (view, the whole guarded buffer around it).
+
+    For a kernel that writes the view in place: every element of the buffer outside the view
+    (slack and guards) must still be NaN afterwards.
+    """
+    view, _, buffer = _row_sliced_parts(values, slack)
+    return view, buffer
+
+
+def _row_sliced_parts(values: torch.Tensor, slack: int):
     *lead, n = values.shape
-    rows, _ = guarded(torch.full((*lead, n + slack), float("nan"), dtype=values.dtype,
-                                 device=values.device))
+    rows, buffer = guarded(torch.full((*lead, n + slack), float("nan"), dtype=values.dtype,
+                                      device=values.device))
     view = rows[..., :n]
     view.copy_(values)
-    return view, rows
+    return view, rows, buffer
 
 
 def padded_tail(n: int, block: int, shape: tuple[int, ...], device: str) -> torch.Tensor:

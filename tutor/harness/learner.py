@@ -82,7 +82,9 @@ def observed(fn: Callable[..., Any], name: str, path: Path) -> Callable[..., Any
         except DrillFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - every learner error is reported, not raised
-            raise classify(exc, name, path) from None
+            failure = classify(exc, name, path)
+            failure.error = exc  # the learner's own exception, for call_or_refuse
+            raise failure from None
         allocations.check(name)
         if launches.count() == before:
             raise DrillFailure(
@@ -93,6 +95,27 @@ def observed(fn: Callable[..., Any], name: str, path: Path) -> Callable[..., Any
         return result
 
     return call
+
+
+def call_or_refuse(impl: Learner, name: str, *args: Any, **kwargs: Any) -> bool:
+    """Call `impl.<name>` on an input it may refuse; True when it refused it.
+
+    Refusing means raising RuntimeError or ValueError before any kernel launch, as
+    `x.view(-1, H)` does on a tensor it cannot flatten: a contract that allows either updating
+    such a tensor or refusing it uses this. Any other error is diagnosed as `observed` does.
+    """
+    function = getattr(impl.module, name)
+    before = launches.count()
+    try:
+        observed(function, name, impl.path)(*args, **kwargs)
+    except DrillFailure as failure:
+        refused = failure.diagnosis == dx.PYTHON_ERROR and isinstance(
+            failure.error, RuntimeError | ValueError
+        )
+        if refused and launches.count() == before:
+            return True
+        raise
+    return False
 
 
 def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:

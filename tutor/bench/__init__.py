@@ -5,7 +5,7 @@
     record_best(store, report)
 
 A kernel is timed only once the drill's tests pass (a wrong kernel's speed means nothing). The
-timing runs in a child process (`python -m tutor.bench_child`) in its own process group with a
+timing runs in a child process (`python -m tutor.bench.child`) in its own process group with a
 time limit, like the tests, so this module never imports torch: whether there is a GPU is found
 out by the test run (its backend) or by the child. On the CPU nothing is timed and the report
 says why: Triton's interpreter runs the program instances one after another in Python, so its
@@ -57,9 +57,11 @@ class BenchRow:
     function: str = ""
     shape: dict[str, int] = field(default_factory=dict)
     dtype: str = ""
-    bytes: int = 0  # the fewest bytes read + written (tutor.bench_ops)
+    bytes: int = 0  # the fewest bytes read + written (the drill's bench recipe)
     decode: bool = False  # a few rows: the time is mostly launch overhead
     large: bool = False  # enough traffic that the target is a share of copy bandwidth
+    flops: float | None = None  # floating-point operations of one call (compute-bound drills)
+    tflops: float | None = None  # flops / the learner's time
     impl_us: float | None = None
     gbps: float | None = None
     pct_copy: float | None = None  # GB/s as a percentage of the card's copy bandwidth
@@ -182,7 +184,7 @@ def _run_child(report: BenchReport, catalogue: Catalogue, drill_id: str, impl_pa
     root = catalogue.paths.root
     with tempfile.TemporaryDirectory(prefix="tutor-bench-") as tmp:
         out = Path(tmp) / "report.json"
-        cmd = [python, "-m", "tutor.bench_child", "--drill", drill_id, "--impl", str(impl_path),
+        cmd = [python, "-m", "tutor.bench.child", "--drill", drill_id, "--impl", str(impl_path),
                "--out", str(out), "--root", str(root)]
         if not with_compile:
             cmd.append("--no-compile")
@@ -190,7 +192,7 @@ def _run_child(report: BenchReport, catalogue: Catalogue, drill_id: str, impl_pa
             cmd += ["--cases", ",".join(str(c) for c in cases)]
         env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
         env.pop("TRITON_INTERPRET", None)  # timings need the real GPU
-        package_parent = str(Path(__file__).resolve().parent.parent)
+        package_parent = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(
             [package_parent] + [x for x in env.get("PYTHONPATH", "").split(os.pathsep) if x])
         returncode, ended, output = _run_group(cmd, root, env, timeout, on_progress, cancel)
@@ -267,7 +269,7 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def _merge(report: BenchReport, data: dict[str, Any]) -> None:
-    """Fill `report` from the child's JSON (tutor.bench_child's layout)."""
+    """Fill `report` from the child's JSON (tutor.bench.child's layout)."""
     for key in ("device", "torch", "triton", "python", "copy_gbps", "launch_us",
                 "launch_graph_us", "l2_flush"):
         if data.get(key) is not None:
@@ -292,6 +294,9 @@ def row_from_child(raw: dict[str, Any], copy_gbps: float | None) -> BenchRow:
         max_diff=dict(raw.get("max_diff", {})),
         errors=dict(raw.get("errors", {})), notes=list(raw.get("notes", [])),
     )
+    row.flops = raw.get("flops")
+    if row.impl_us and row.flops:
+        row.tflops = row.flops / (row.impl_us * 1e-6) / 1e12
     if row.impl_us and row.bytes:
         row.gbps = row.bytes / (row.impl_us * 1e-6) / 1e9
         if copy_gbps:

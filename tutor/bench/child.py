@@ -1,6 +1,6 @@
 """The process that times a drill's kernels on the GPU; `tutor.bench` starts it and reads its JSON.
 
-    python -m tutor.bench_child --drill t3 --impl PATH --out report.json [--cases 0,rms_norm]
+    python -m tutor.bench.child --drill t3 --impl PATH --out report.json [--cases 0,rms_norm]
         [--root DIR] [--no-compile] [--remeasure]
 
 For each bench case of the drill (drills.yaml) it times, with `triton.testing.do_bench` (median;
@@ -60,7 +60,7 @@ def log(message: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tutor.bench_child", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m tutor.bench.child", description=__doc__)
     parser.add_argument("--drill", required=True)
     parser.add_argument("--impl", required=True, help="the file to time")
     parser.add_argument("--out", required=True, help="where to write the JSON report")
@@ -109,7 +109,8 @@ def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
         report.update(_anchors(paths.state_dir / "bandwidth.json", report, args.remeasure))
         _write(out, report)
         bench_cases(report, out, drill, _select(drill.bench, args.cases), Path(args.impl),
-                    paths.solution(drill.file), with_compile=not args.no_compile)
+                    paths.solution(drill.file), paths.bench_recipe(drill.id),
+                    with_compile=not args.no_compile)
 
 
 def _device_info() -> dict[str, Any]:
@@ -123,9 +124,17 @@ def _device_info() -> dict[str, Any]:
 
 
 def bench_cases(report: dict[str, Any], out: Path, drill: Any, cases: list, impl_path: Path,
-                ref_path: Path, *, with_compile: bool = True) -> None:
+                ref_path: Path, recipe_path: Path, *, with_compile: bool = True) -> None:
     """Time every case, rewriting `out` after each; set the report's status and message."""
     import torch
+
+    from tutor.bench.recipe import RecipeError, load_recipes
+
+    try:
+        recipes = load_recipes(recipe_path)
+    except RecipeError as exc:
+        report["status"], report["message"] = ERROR, str(exc)
+        return
 
     log(f"{drill.id} on {report.get('device')} (torch {report.get('torch')}, "
         f"triton {report.get('triton')}); {len(cases)} case(s)")
@@ -144,7 +153,10 @@ def bench_cases(report: dict[str, Any], out: Path, drill: Any, cases: list, impl
     for number, case in enumerate(cases):
         log(f"case {number + 1}/{len(cases)}: {case.label}")
         try:
-            report["rows"].append(_bench_case(case, modules, report, with_compile))
+            if case.function not in recipes:
+                raise ValueError(f"{recipe_path.name} has no recipe for {case.function}")
+            report["rows"].append(_bench_case(case, recipes[case.function], modules, report,
+                                              with_compile))
         except Exception as exc:  # noqa: BLE001 - e.g. out of memory making the inputs
             report["notes"].append(f"{case.label}: not timed: {_short(exc)}")
             log(f"  not timed: {_short(exc)}")
@@ -345,25 +357,25 @@ def _empty_kernel():
 
 # ---- one case -----------------------------------------------------------------------------------
 
-def _bench_case(case: Any, modules: dict[str, Any], report: dict[str, Any],
+def _bench_case(case: Any, op: Any, modules: dict[str, Any], report: dict[str, Any],
                 with_compile: bool) -> dict[str, Any]:
     import torch
 
-    from tutor import bench_ops
+    from tutor.bench.recipe import clone_inputs
 
-    op = bench_ops.op_for(case.function)
     row: dict[str, Any] = {
         "label": case.label, "function": case.function, "shape": dict(case.shape),
-        "dtype": case.dtype, "bytes": bench_ops.bytes_moved(case.function, case.shape, case.dtype),
-        "decode": bench_ops.is_decode(case.function, case.shape),
-        "large": bench_ops.is_large(case.function, case.shape, case.dtype),
+        "dtype": case.dtype, "bytes": op.bytes_moved(case.shape, case.dtype),
+        "flops": op.flop_count(case.shape),
+        "decode": op.is_decode(case.shape),
+        "large": op.is_large(case.shape, case.dtype),
         "us": {}, "graph_us": {}, "max_diff": {}, "errors": {}, "notes": [],
     }
-    base = bench_ops.make_inputs(case.function, case.shape, case.dtype, DEVICE)
+    base = op.inputs(case.shape, case.dtype, DEVICE)
     fns = _implementations(op, modules, case.function, row, with_compile)
     expected = None
     try:
-        fresh = bench_ops.clone_inputs(base)
+        fresh = clone_inputs(base)
         expected = op.results(fresh, op.eager(*fresh))
     except Exception as exc:  # noqa: BLE001
         row["errors"]["eager"] = _short(exc)
@@ -416,23 +428,23 @@ def _time_one(name: str, fn: Callable[..., Any], op: Any, base: tuple, expected:
               row: dict[str, Any]) -> None:
     import torch
 
-    from tutor import bench_ops
+    from tutor.bench.recipe import IN_PLACE_SETS, clone_inputs, max_excess
 
     started = time.monotonic()
-    fresh = bench_ops.clone_inputs(base)
+    fresh = clone_inputs(base)
     returned = fn(*fresh)  # the first call compiles (Triton JIT, torch.compile)
     torch.cuda.synchronize()
     if name == "compile":
         row["compile_s"] = round(time.monotonic() - started, 1)
     if expected is not None and name != "eager":
-        diff, excess = bench_ops.max_excess(op.results(fresh, returned), expected, row["dtype"])
+        diff, excess = max_excess(op.results(fresh, returned), expected, row["dtype"])
         row["max_diff"][name] = diff if math.isfinite(diff) else None
         if excess > 1.0:
             row["notes"].append(f"{SHOWN[name]} differs from torch eager at this shape "
                                 f"(max |diff| {diff:.3g})")
     del fresh, returned
-    copies = bench_ops.IN_PLACE_SETS if op.in_place else 1
-    sets = [bench_ops.clone_inputs(base) for _ in range(copies)]
+    copies = IN_PLACE_SETS if op.in_place else 1
+    sets = [clone_inputs(base) for _ in range(copies)]
     counter = iter(range(1 << 62))
     if len(sets) == 1:
         inputs = sets[0]
@@ -440,7 +452,8 @@ def _time_one(name: str, fn: Callable[..., Any], op: Any, base: tuple, expected:
     else:
         call = lambda: fn(*sets[next(counter) % len(sets)])
     row["us"][name] = median_ms(call) * 1000.0
-    if op.in_place and not all(bool(torch.isfinite(t).all()) for s in sets for t in s[:2]):
+    written = [t for s in sets for t in op.results(s, None)] if op.in_place else []
+    if not all(bool(torch.isfinite(t).all()) for t in written):
         row["notes"].append(f"{SHOWN[name]}: the in-place inputs reached inf/NaN while timed")
     log(f"  {name:<9} {row['us'][name]:9.2f} µs")
 
@@ -448,11 +461,11 @@ def _time_one(name: str, fn: Callable[..., Any], op: Any, base: tuple, expected:
 def _graph_times(op: Any, fns: dict[str, Callable[..., Any]], base: tuple, row: dict[str, Any],
                  l2_bytes: int) -> None:
     """CUDA-graph replay time of each implementation, the learner's last (its capture may fail)."""
-    from tutor import bench_ops
+    from tutor.bench.recipe import clone_inputs
 
     count = max(1, min(GRAPH_CALLS, math.ceil(2 * l2_bytes / max(row["bytes"], 1))))
     row["graph_input_sets"] = count
-    sets = [bench_ops.clone_inputs(base) for _ in range(count)]
+    sets = [clone_inputs(base) for _ in range(count)]
     for name in ("eager", "compile", "reference", "mine"):
         fn = fns.get(name)
         if fn is None or name not in row["us"]:

@@ -1,0 +1,130 @@
+"""F3 mutant (column-blocks): silu_and_mul counts column blocks with d // BLOCK, rounding down.
+
+Everything else is the reference solution.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _fused_add_rmsnorm_kernel(
+    x_ptr,
+    residual_ptr,
+    weight_ptr,
+    x_row_stride,
+    residual_row_stride,
+    n_cols,
+    eps,
+    BLOCK_SIZE: tl.constexpr,
+):
+    row_idx = tl.program_id(0).to(tl.int64)  # int64: row * stride can pass 2**31 elements
+    offsets = tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_cols
+    x_row = x_ptr + row_idx * x_row_stride
+    residual_row = residual_ptr + row_idx * residual_row_stride
+
+    x = tl.load(x_row + offsets, mask=mask, other=0.0).to(tl.float32)
+    residual = tl.load(residual_row + offsets, mask=mask, other=0.0).to(tl.float32)
+    h = x + residual  # padded lanes hold 0 + 0, so they add nothing to the sum of squares
+    # The new residual stream is h rounded to residual's dtype ...
+    tl.store(residual_row + offsets, h.to(residual_ptr.dtype.element_ty), mask=mask)
+    # ... while the norm keeps using the fp32 h from registers, as FlashInfer does.
+    rstd = tl.rsqrt(tl.sum(h * h, axis=0) / n_cols + eps)
+    weight = tl.load(weight_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    tl.store(x_row + offsets, (h * rstd * weight).to(x_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _silu_and_mul_kernel(
+    x_ptr,
+    out_ptr,
+    x_row_stride,
+    out_row_stride,
+    d,
+    BLOCK_SIZE: tl.constexpr,
+):
+    row_idx = tl.program_id(0).to(tl.int64)
+    # No reduction along the row, so a long row can be cut into independent column blocks.
+    offsets = tl.program_id(1) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < d
+    x_row = x_ptr + row_idx * x_row_stride
+
+    gate = tl.load(x_row + offsets, mask=mask, other=0.0).to(tl.float32)  # first half
+    up = tl.load(x_row + d + offsets, mask=mask, other=0.0).to(tl.float32)  # second half
+    out = gate * tl.sigmoid(gate) * up  # silu(g) = g * sigmoid(g)
+    out_row = out_ptr + row_idx * out_row_stride
+    tl.store(out_row + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def _norm_num_warps(block_size: int) -> int:
+    """4 warps up to 2048 columns, then one per 512 (8 at 4096): 8-16 values a thread from 1024."""
+    return min(16, max(4, block_size // 512))
+
+
+def fused_add_rmsnorm(
+    x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6
+) -> None:
+    """In place: h = x + residual (fp32); residual <- h; x <- h * rsqrt(mean(h**2) + eps) * weight.
+
+    x and residual are [..., H] with the same shape; weight is [H]. residual receives h rounded
+    to its dtype; the norm is computed from the fp32 h, not from that rounded copy. Rows may be
+    strided (a slice of a wider buffer), but each row must be contiguous.
+    """
+    n_cols = x.shape[-1]
+    if residual.shape != x.shape:
+        raise ValueError(f"residual has shape {tuple(residual.shape)}, x has {tuple(x.shape)}")
+    if weight.shape != (n_cols,):
+        raise ValueError(f"weight has shape {tuple(weight.shape)}, expected ({n_cols},)")
+    # view, never reshape: reshape copies a tensor it cannot flatten, the kernel would write
+    # into that copy, and the caller's x and residual would silently keep their old values.
+    x_2d = x.view(-1, n_cols)
+    residual_2d = residual.view(-1, n_cols)
+    if x_2d.stride(1) != 1 or residual_2d.stride(1) != 1:
+        raise ValueError("the last dimension of x and residual must be contiguous")
+    weight = weight.contiguous()  # only read, so a copy is harmless
+
+    block_size = triton.next_power_of_2(n_cols)
+    _fused_add_rmsnorm_kernel[(x_2d.shape[0],)](
+        x_2d,
+        residual_2d,
+        weight,
+        x_2d.stride(0),
+        residual_2d.stride(0),
+        n_cols,
+        eps,
+        BLOCK_SIZE=block_size,
+        num_warps=_norm_num_warps(block_size),
+    )
+
+
+def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
+    """out = silu(x[..., :d]) * x[..., d:] for x of shape [..., 2d]; returns a new [..., d].
+
+    The first half is the gate (through silu = g * sigmoid(g)), the second half is up. The
+    grid is (rows, cdiv(d, BLOCK)) with BLOCK = min(1024, next_power_of_2(d)).
+    """
+    if x.shape[-1] % 2:
+        raise ValueError(f"the last dimension of x must be even, got {x.shape[-1]}")
+    d = x.shape[-1] // 2
+    x_2d = x.reshape(-1, 2 * d)  # x is only read, so a copy here would be harmless
+    if x_2d.stride(1) != 1:
+        x_2d = x_2d.contiguous()
+    out = torch.empty((*x.shape[:-1], d), dtype=x.dtype, device=x.device)
+    out_2d = out.view(-1, d)
+
+    block_size = min(1024, triton.next_power_of_2(d))
+    grid = (x_2d.shape[0], d // block_size)  # rounds down: a partly filled last block is lost
+    _silu_and_mul_kernel[grid](
+        x_2d,
+        out_2d,
+        x_2d.stride(0),
+        out_2d.stride(0),
+        d,
+        BLOCK_SIZE=block_size,
+        num_warps=4,  # 1024 columns over 128 threads: 8 bf16 = one 16-byte load per thread
+    )
+    return out

@@ -1,0 +1,214 @@
+"""`tutor dev check`: the course proves itself, drill by drill, as rustlings' `dev check` does.
+
+For each drill (all playable ones by default):
+
+- content: every mistake the drill declares has a hint ladder of three stages (nudge, pointer,
+  fix) and at least two known-buggy kernels in drills/mutants/<id>/; every ladder in the drill's
+  hints file and every mutant is named after a declared or a generic diagnosis; the files the
+  catalogue derives (starter, solution, tests, lesson, hints, bench recipe) exist;
+- behaviour, by running the drill's tests on each file: the untouched starter fails as
+  `not-started` in every test, the solution passes with no diagnosis, every
+  `<diagnosis>__<variant>.py` gets `<diagnosis>` first, every `correct__<variant>.py` passes.
+
+The same targets and the same judgement serve tests/test_drills.py and scripts/gpu_report.py,
+so "the course is proven" means one thing everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from tutor import diagnoses as dx
+from tutor import results as r
+from tutor.catalogue import Catalogue, Drill
+from tutor.hints import HintBook, HintFileError, drill_ladders
+from tutor.results import RunResult
+from tutor.runner import Runner
+
+CORRECT = "correct"  # mutants named correct__<variant>.py must pass clean
+STARTER = "starter"
+SOLUTION = "solution"
+MIN_MUTANTS = 2
+STAGES = 3
+
+
+@dataclass(frozen=True)
+class Target:
+    """One file to run through a drill's tests, and what must come of it."""
+
+    drill: str
+    name: str  # "starter", "solution" or the mutant's file name
+    path: Path
+    expect: str  # "pass", "not-started", or the diagnosis that must come first
+
+    @property
+    def label(self) -> str:
+        return f"{self.drill}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The verdict on one target or one content rule."""
+
+    drill: str
+    subject: str  # a file name, or the rule that was checked
+    ok: bool
+    message: str
+
+    def line(self) -> str:
+        return f"{'✓' if self.ok else '✗'} {self.drill}/{self.subject}: {self.message}"
+
+
+def expectation_of(mutant: Path) -> str:
+    """`padding-where__no-where.py` -> "padding-where"; `correct__x.py` -> "pass"."""
+    diagnosis = mutant.stem.partition("__")[0]
+    return "pass" if diagnosis == CORRECT else diagnosis
+
+
+def mutants_of(catalogue: Catalogue, drill_id: str) -> list[Path]:
+    folder = catalogue.paths.mutants(drill_id)
+    return sorted(folder.glob("*__*.py")) if folder.is_dir() else []
+
+
+def targets(catalogue: Catalogue, drill: Drill, *, starter: bool = True) -> list[Target]:
+    """The solution, the starter and every mutant of `drill`, each with its expectation."""
+    paths = catalogue.paths
+    found = [Target(drill.id, SOLUTION, paths.solution(drill.file), "pass")]
+    if starter:
+        found.append(Target(drill.id, STARTER, paths.starter(drill.file), dx.NOT_STARTED))
+    found += [
+        Target(drill.id, path.name, path, expectation_of(path))
+        for path in mutants_of(catalogue, drill.id)
+    ]
+    return found
+
+
+def judge(target: Target, result: RunResult) -> Finding:
+    """Whether `result`, the run of `target`'s file, is what the target must give."""
+    first = result.diagnoses[0] if result.diagnoses else None
+    got = "pass" if result.passed else (first or result.status)
+    if target.expect == "pass":
+        ok = result.passed and not result.diagnoses
+    elif target.expect == dx.NOT_STARTED:
+        ok = (
+            result.status == r.FAILED
+            and result.diagnoses == [dx.NOT_STARTED]
+            and all(t.outcome == "failed" for t in result.tests)
+        )
+    else:
+        ok = result.status in (r.FAILED, r.CRASHED) and first == target.expect
+    if ok:
+        return Finding(target.drill, target.name, True, f"{got}, as it must")
+    failed = [t for t in result.tests if t.outcome == "failed"]
+    why = failed[0].message if failed else result.message
+    detail = f" ({failed[0].name}: {why})" if failed else (f" ({why})" if why else "")
+    return Finding(
+        target.drill, target.name, False, f"must give {target.expect}, gave {got}{detail}"[:600]
+    )
+
+
+def content_findings(catalogue: Catalogue, drill: Drill) -> list[Finding]:
+    """The rules that need no run: files present, ladders, mutants, names."""
+    paths = catalogue.paths
+    found: list[Finding] = []
+
+    def rule(subject: str, ok: bool, message: str) -> None:
+        found.append(Finding(drill.id, subject, ok, message))
+
+    required = {
+        "starter file": paths.starter(drill.file),
+        "solution file": paths.solution(drill.file),
+        "test file": paths.test_file(drill.file),
+        "lesson": paths.lesson(drill.id),
+        "hints": paths.hints(drill.id),
+    }
+    if drill.bench:
+        required["bench recipe"] = paths.bench_recipe(drill.id)
+    for what, path in required.items():
+        shown = path.relative_to(paths.root) if path.is_relative_to(paths.root) else path
+        rule(what, path.is_file(), f"{shown} {'exists' if path.is_file() else 'is missing'}")
+    try:
+        own = drill_ladders(paths.hints_dir, drill.id)
+        book = HintBook(paths.hints_dir, drill.id)
+    except HintFileError as exc:
+        rule("hints", False, str(exc))
+        return found
+    mutants = mutants_of(catalogue, drill.id)
+    for mistake in drill.mistakes:
+        ladder = own.get(mistake.id)
+        stages = len(ladder.stages) if ladder else 0
+        rule(
+            f"{mistake.id} ladder",
+            stages == STAGES,
+            f"hints/{drill.id}.yaml has {stages} stages for it (nudge, pointer, fix: {STAGES})",
+        )
+        kernels = [m for m in mutants if expectation_of(m) == mistake.id]
+        rule(
+            f"{mistake.id} mutants",
+            len(kernels) >= MIN_MUTANTS,
+            f"{len(kernels)} known-buggy kernels (at least {MIN_MUTANTS}, written differently)",
+        )
+    declared = set(drill.mistake_ids)
+    for diagnosis in own:
+        if diagnosis not in declared and diagnosis not in dx.GENERIC_RANKS:
+            rule(
+                f"{diagnosis} ladder",
+                False,
+                f"hints/{drill.id}.yaml has a ladder for '{diagnosis}', which the drill does "
+                "not declare in drills.yaml and which is not a generic diagnosis",
+            )
+    for mutant in mutants:
+        expected = expectation_of(mutant)
+        if expected != "pass" and expected not in declared and expected not in dx.GENERIC_RANKS:
+            rule(
+                mutant.name,
+                False,
+                f"'{expected}' is neither declared in drills.yaml for {drill.id} nor generic",
+            )
+        elif expected != "pass" and book.ladders.get(expected) is None:
+            rule(mutant.name, False, f"no hint ladder for '{expected}'")
+    return found
+
+
+def check_course(
+    catalogue: Catalogue,
+    drill_ids: Iterable[str] | None = None,
+    *,
+    runner: Runner | None = None,
+    jobs: int | None = None,
+    on_finding: Callable[[Finding], None] | None = None,
+) -> list[Finding]:
+    """Every content rule and every target's run for the drills asked for (all by default)."""
+    chosen = [catalogue.drill(d) for d in drill_ids] if drill_ids else [
+        d for d in catalogue.drills if not d.coming
+    ]
+    runner = runner or Runner(catalogue)
+    findings: list[Finding] = []
+
+    def report(finding: Finding) -> None:
+        findings.append(finding)
+        if on_finding is not None:
+            on_finding(finding)
+
+    for drill in chosen:
+        for finding in content_findings(catalogue, drill):
+            report(finding)
+    work = [t for drill in chosen for t in targets(catalogue, drill)]
+    workers = jobs or max(1, min(4, os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        runs = [(t, pool.submit(runner.run, t.drill, str(t.path))) for t in work]
+        for target, run in runs:
+            report(judge(target, run.result()))
+    return findings
+
+
+def as_json(findings: list[Finding]) -> dict:
+    return {
+        "ok": all(f.ok for f in findings),
+        "failed": sum(not f.ok for f in findings),
+        "findings": [asdict(f) for f in findings],
+    }

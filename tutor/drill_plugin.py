@@ -1,0 +1,76 @@
+"""The pytest plugin every drill's tests run under: options, the backend, and the fixtures.
+
+    pytest drills/tests/test_t3_layernorm.py --impl mine|solutions|PATH [--cpu]
+
+drills/tests/conftest.py names it (`pytest_plugins = ["tutor.drill_plugin"]`), so a drill's test
+module only sets `DRILL = "<id>"` and asks for the fixtures:
+
+- `impl`: the learner's module for that drill, each function observed (tutor.harness.learner);
+- `backend`: where kernels run (`.device`, `.is_cpu`); `device`: the torch device string.
+
+The backend is chosen once, in `pytest_configure`, before any test module (or learner file)
+imports triton, so the CPU interpreter can be switched on in time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tutor.catalogue import load_catalogue
+from tutor.harness import backend as backend_mod
+from tutor.harness import learner
+from tutor.paths import CoursePaths
+
+_BACKEND = pytest.StashKey[backend_mod.Backend]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tutor drills")
+    group.addoption(
+        "--impl",
+        default="mine",
+        help="the file under test: mine, solutions, starter, or a path (default: mine)",
+    )
+    group.addoption(
+        "--cpu", action="store_true", help="run kernels on the CPU through Triton's interpreter"
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.stash[_BACKEND] = backend_mod.select(force_cpu=config.getoption("--cpu"))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    chosen = config.stash[_BACKEND]
+    return (
+        f"tutor backend: {chosen.name} ({chosen.device_name}); impl: {config.getoption('--impl')}"
+    )
+
+
+def chosen_backend(config: pytest.Config) -> backend_mod.Backend:
+    """The backend `pytest_configure` chose, for other plugins of the same session."""
+    return config.stash[_BACKEND]
+
+
+@pytest.fixture(scope="session")
+def backend(pytestconfig: pytest.Config) -> backend_mod.Backend:
+    """Where kernels run: `backend.device` is the torch device to allocate on."""
+    return chosen_backend(pytestconfig)
+
+
+@pytest.fixture(scope="session")
+def device(backend: backend_mod.Backend) -> str:
+    return backend.device
+
+
+@pytest.fixture(scope="module")
+def impl(request: pytest.FixtureRequest) -> learner.Learner:
+    """The learner's module for the drill named by the test module's DRILL."""
+    # The test module sits at <course>/drills/tests/test_<file>: its course is the one tested.
+    paths = CoursePaths(Path(request.module.__file__).resolve().parents[2])
+    catalogue = load_catalogue(paths)
+    drill = catalogue.drill(request.module.DRILL)
+    path = paths.resolve_impl(drill.file, request.config.getoption("--impl"))
+    return learner.load(path, drill.functions)
