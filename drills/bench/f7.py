@@ -9,8 +9,9 @@ from tutor.bench.recipe import Recipe, normal
 LSE_ITEMSIZE = 4  # the LSEs are float32 whatever v's dtype
 
 
-def merge_attn_states_eager(v_a: torch.Tensor, lse_a: torch.Tensor, v_b: torch.Tensor,
-                            lse_b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def merge_attn_states_eager(
+    v_a: torch.Tensor, lse_a: torch.Tensor, v_b: torch.Tensor, lse_b: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     m = torch.maximum(lse_a, lse_b)
     m = torch.where(torch.isneginf(m), torch.zeros_like(m), m)
     w_a, w_b = torch.exp(lse_a - m), torch.exp(lse_b - m)

@@ -77,8 +77,10 @@ def apply_rope(
         raise ValueError(f"the head size must be even, got {head_dim}")
     half_dim = head_dim // 2
     if cos.shape != sin.shape or cos.dim() != 2 or cos.shape[1] != half_dim:
-        raise ValueError(f"cos and sin must both be [P, {half_dim}], got {tuple(cos.shape)} "
-                         f"and {tuple(sin.shape)}")
+        raise ValueError(
+            f"cos and sin must both be [P, {half_dim}], got {tuple(cos.shape)} "
+            f"and {tuple(sin.shape)}"
+        )
     if positions.shape != (n_tokens,):
         raise ValueError(f"positions must be [{n_tokens}], got {tuple(positions.shape)}")
     if x.stride(2) != 1:

@@ -41,10 +41,16 @@ def _merge_states_kernel(
     mask = head_mask[:, None] & (offsets < head_dim)[None, :]
 
     # -inf is an empty part: no keys, weight exp(-inf) = 0.
-    lse_a = tl.load(lse_a_ptr + token_idx * lse_a_token_stride + heads * lse_a_head_stride,
-                    mask=head_mask, other=float("-inf"))
-    lse_b = tl.load(lse_b_ptr + token_idx * lse_b_token_stride + heads * lse_b_head_stride,
-                    mask=head_mask, other=float("-inf"))
+    lse_a = tl.load(
+        lse_a_ptr + token_idx * lse_a_token_stride + heads * lse_a_head_stride,
+        mask=head_mask,
+        other=float("-inf"),
+    )
+    lse_b = tl.load(
+        lse_b_ptr + token_idx * lse_b_token_stride + heads * lse_b_head_stride,
+        mask=head_mask,
+        other=float("-inf"),
+    )
     m = tl.maximum(lse_a, lse_b)
     # Both parts empty: m = -inf and lse - m would be -inf - (-inf) = NaN. Subtract 0 instead,
     # so both weights are exp(-inf) = 0.
@@ -84,12 +90,15 @@ def merge_attn_states(
     (flash attention returns lse as [H, T]); each head of v must be contiguous.
     """
     if v_a.dim() != 3 or v_b.shape != v_a.shape:
-        raise ValueError(f"v_a and v_b must be the same [T, H, D], got {tuple(v_a.shape)} "
-                         f"and {tuple(v_b.shape)}")
+        raise ValueError(
+            f"v_a and v_b must be the same [T, H, D], got {tuple(v_a.shape)} and {tuple(v_b.shape)}"
+        )
     n_tokens, n_heads, head_dim = v_a.shape
     if lse_a.shape != (n_tokens, n_heads) or lse_b.shape != (n_tokens, n_heads):
-        raise ValueError(f"lse_a and lse_b must be [{n_tokens}, {n_heads}], got "
-                         f"{tuple(lse_a.shape)} and {tuple(lse_b.shape)}")
+        raise ValueError(
+            f"lse_a and lse_b must be [{n_tokens}, {n_heads}], got "
+            f"{tuple(lse_a.shape)} and {tuple(lse_b.shape)}"
+        )
     if v_a.stride(2) != 1:
         v_a = v_a.contiguous()  # only read: a copy is harmless
     if v_b.stride(2) != 1:

@@ -84,8 +84,14 @@ def make_x(shape: tuple[int, ...], dtype: torch.dtype, device: str, seed: int) -
 # ----------------------------------------------------------------------------------------------
 
 
-def rope_fp32(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor,
-              *, signs: tuple[float, float] = (-1.0, 1.0)) -> torch.Tensor:
+def rope_fp32(
+    x: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    positions: torch.Tensor,
+    *,
+    signs: tuple[float, float] = (-1.0, 1.0),
+) -> torch.Tensor:
     """NeoX halves in fp32: out1 = x1 c + signs[0] x2 s, out2 = x2 c + signs[1] x1 s."""
     half = x.shape[-1] // 2
     x1, x2 = x[..., :half].float(), x[..., half:].float()
@@ -93,56 +99,98 @@ def rope_fp32(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: 
     return torch.cat((x1 * c + signs[0] * x2 * s, x2 * c + signs[1] * x1 * s), dim=-1)
 
 
-def rope_gptj_fp32(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-                   positions: torch.Tensor) -> torch.Tensor:
+def rope_gptj_fp32(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor
+) -> torch.Tensor:
     """GPT-J pairs in fp32: lanes 2i and 2i + 1 rotated by the angle of frequency i."""
     even, odd = x[..., 0::2].float(), x[..., 1::2].float()
     c, s = cos[positions][:, None, :], sin[positions][:, None, :]
     return torch.stack((even * c - odd * s, odd * c + even * s), dim=-1).flatten(-2)
 
 
-def expected(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor,
-             backend: Backend) -> torch.Tensor:
+def expected(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor, backend: Backend
+) -> torch.Tensor:
     return round_to(rope_fp32(x, cos, sin, positions), x.dtype, backend)
 
 
-def suspects(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor,
-             backend: Backend) -> list[Suspect]:
+def suspects(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor, backend: Backend
+) -> list[Suspect]:
     rows = torch.arange(x.shape[0], device=positions.device)
     cases = [
-        ("rope-interleaved", rope_gptj_fp32(x, cos, sin, positions),
-         "GPT-J's pairing: lanes 2i and 2i+1 rotated together, where NeoX pairs lane i with "
-         "lane i + D/2"),
-        ("rope-position", rope_fp32(x, cos, sin, rows),
-         "the rotation by the angles of row t of the caches, not of row positions[t]"),
-        ("rope-sign", rope_fp32(x, cos, sin, positions, signs=(1.0, -1.0)),
-         "the rotation by minus the angle: out1 = x1*c + x2*s, out2 = x2*c - x1*s"),
-        ("rope-sign", rope_fp32(x, cos, sin, positions, signs=(1.0, 1.0)),
-         "out1 = x1*c + x2*s: the sign of the x2*s term is flipped in the first half"),
-        ("rope-sign", rope_fp32(x, cos, sin, positions, signs=(-1.0, -1.0)),
-         "out2 = x2*c - x1*s: the sign of the x1*s term is flipped in the second half"),
-        ("rope-interleaved", rope_gptj_fp32(x, cos, sin, rows),
-         "GPT-J's pairing (lanes 2i and 2i+1), and the angles of row t instead of positions[t]"),
+        (
+            "rope-interleaved",
+            rope_gptj_fp32(x, cos, sin, positions),
+            "GPT-J's pairing: lanes 2i and 2i+1 rotated together, where NeoX pairs lane i with "
+            "lane i + D/2",
+        ),
+        (
+            "rope-position",
+            rope_fp32(x, cos, sin, rows),
+            "the rotation by the angles of row t of the caches, not of row positions[t]",
+        ),
+        (
+            "rope-sign",
+            rope_fp32(x, cos, sin, positions, signs=(1.0, -1.0)),
+            "the rotation by minus the angle: out1 = x1*c + x2*s, out2 = x2*c - x1*s",
+        ),
+        (
+            "rope-sign",
+            rope_fp32(x, cos, sin, positions, signs=(1.0, 1.0)),
+            "out1 = x1*c + x2*s: the sign of the x2*s term is flipped in the first half",
+        ),
+        (
+            "rope-sign",
+            rope_fp32(x, cos, sin, positions, signs=(-1.0, -1.0)),
+            "out2 = x2*c - x1*s: the sign of the x1*s term is flipped in the second half",
+        ),
+        (
+            "rope-interleaved",
+            rope_gptj_fp32(x, cos, sin, rows),
+            "GPT-J's pairing (lanes 2i and 2i+1), and the angles of row t instead of positions[t]",
+        ),
     ]
     return [Suspect(d, round_to(v, x.dtype, backend), story) for d, v, story in cases]
 
 
-def check_out(impl: Learner, backend: Backend, out: object, x_in: torch.Tensor,
-              cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor) -> None:
+def check_out(
+    impl: Learner,
+    backend: Backend,
+    out: object,
+    x_in: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    positions: torch.Tensor,
+) -> None:
     expect_close(
-        out, expected(x_in, cos, sin, positions, backend), what="out", tol=_tol(x_in.dtype),
+        out,
+        expected(x_in, cos, sin, positions, backend),
+        what="out",
+        tol=_tol(x_in.dtype),
         suspects=suspects(x_in, cos, sin, positions, backend),
         fp32_rerun=lambda: impl.apply_rope(guarded(x_in.float())[0], cos, sin, positions),
-        fp32_expected=rope_fp32(x_in, cos, sin, positions), reads_guarded=True,
+        fp32_expected=rope_fp32(x_in, cos, sin, positions),
+        reads_guarded=True,
     )
 
 
-def _looks_right(out: object, x_in: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor,
-                 positions: torch.Tensor, backend: Backend) -> bool:
+def _looks_right(
+    out: object,
+    x_in: torch.Tensor,
+    cos: torch.Tensor,
+    sin: torch.Tensor,
+    positions: torch.Tensor,
+    backend: Backend,
+) -> bool:
     want = expected(x_in, cos, sin, positions, backend)
     tol = _tol(x_in.dtype)
-    return (isinstance(out, torch.Tensor) and out.shape == want.shape and out.dtype == want.dtype
-            and torch.allclose(out.float(), want.float(), atol=tol.atol, rtol=tol.rtol))
+    return (
+        isinstance(out, torch.Tensor)
+        and out.shape == want.shape
+        and out.dtype == want.dtype
+        and torch.allclose(out.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -212,8 +260,9 @@ def test_apply_rope_qkv_slice(impl, backend, device, layout):
     described, part = QKV_LAYOUTS[layout]
     x, buffer = _sliced(x_in, described, part)
     before = buffer.clone()
-    works_contiguous = _looks_right(impl.apply_rope(guarded(x_in)[0], cos, sin, positions),
-                                    x_in, cos, sin, positions, backend)
+    works_contiguous = _looks_right(
+        impl.apply_rope(guarded(x_in)[0], cos, sin, positions), x_in, cos, sin, positions, backend
+    )
 
     out = impl.apply_rope(x, cos, sin, positions)
 

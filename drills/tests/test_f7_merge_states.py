@@ -93,8 +93,11 @@ LOGS = [(torch.log, "m + log(w_a + w_b)"), (torch.log2, "m + log2(w_a + w_b), no
 
 def v_suspects(inputs: Inputs, backend: Backend, sel: torch.Tensor) -> list[Suspect]:
     return [
-        Suspect("lse-base", round_to(merge_fp64(*inputs, weight=w)[0].float(), inputs[0].dtype,
-                                     backend)[sel], f"the merge with weights {story}")
+        Suspect(
+            "lse-base",
+            round_to(merge_fp64(*inputs, weight=w)[0].float(), inputs[0].dtype, backend)[sel],
+            f"the merge with weights {story}",
+        )
         for w, story in WEIGHTS[1:]
     ]
 
@@ -109,15 +112,23 @@ def lse_suspects(inputs: Inputs, sel: torch.Tensor) -> list[Suspect]:
             lse = merge_fp64(*inputs, weight=w, log=log)[1].float()
             found.append(Suspect("lse-base", lse[sel], f"{log_story} with weights {w_story}"))
     right = merge_fp64(*inputs)[1]
-    found.append(Suspect("lse-base", (right * LOG2E).float()[sel],
-                         "the merged LSE in base 2 (times log2(e)): it must be a natural log"))
+    found.append(
+        Suspect(
+            "lse-base",
+            (right * LOG2E).float()[sel],
+            "the merged LSE in base 2 (times log2(e)): it must be a natural log",
+        )
+    )
     m = torch.maximum(lse_a, lse_b)
     found += [
         Suspect("lse-not-merged", m[sel], "max(lse_a, lse_b): the log(w_a + w_b) term is missing"),
         Suspect("lse-not-merged", lse_a[sel], "lse_a: the output LSE must be the merged one"),
         Suspect("lse-not-merged", lse_b[sel], "lse_b: the output LSE must be the merged one"),
-        Suspect("lse-not-merged", (m + math.log(2)).float()[sel],
-                "max + log(2): the two parts weighted equally"),
+        Suspect(
+            "lse-not-merged",
+            (m + math.log(2)).float()[sel],
+            "max + log(2): the two parts weighted equally",
+        ),
     ]
     return found
 
@@ -127,8 +138,9 @@ def lse_suspects(inputs: Inputs, sel: torch.Tensor) -> list[Suspect]:
 # ----------------------------------------------------------------------------------------------
 
 
-def make_v(shape: tuple[int, int, int], dtype: torch.dtype, device: str, gen: torch.Generator
-           ) -> tuple[torch.Tensor, torch.Tensor]:
+def make_v(
+    shape: tuple[int, int, int], dtype: torch.dtype, device: str, gen: torch.Generator
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Two different value tensors in NaN guards (finite even where a part is empty)."""
     v_a = torch.randn(shape, generator=gen).to(device, dtype)
     v_b = (1 + torch.randn(shape, generator=gen)).to(device, dtype)
@@ -152,8 +164,9 @@ def call(impl: Learner, inputs: Inputs) -> object:
 
 def _split(out: object) -> tuple[object, object]:
     if not isinstance(out, (tuple, list)) or len(out) != 2:
-        raise DrillFailure(dx.WRONG_SHAPE,
-                           f"merge_attn_states should return (v, lse), got {type(out).__name__}")
+        raise DrillFailure(
+            dx.WRONG_SHAPE, f"merge_attn_states should return (v, lse), got {type(out).__name__}"
+        )
     return out[0], out[1]
 
 
@@ -166,9 +179,14 @@ def _close_per_head(v, lse, want_v, want_lse, dtype) -> torch.Tensor:
 
 
 def _well_formed(v: object, lse: object, want_v: torch.Tensor, want_lse: torch.Tensor) -> bool:
-    return (isinstance(v, torch.Tensor) and isinstance(lse, torch.Tensor)
-            and v.shape == want_v.shape and v.dtype == want_v.dtype
-            and lse.shape == want_lse.shape and lse.dtype == want_lse.dtype)
+    return (
+        isinstance(v, torch.Tensor)
+        and isinstance(lse, torch.Tensor)
+        and v.shape == want_v.shape
+        and v.dtype == want_v.dtype
+        and lse.shape == want_lse.shape
+        and lse.dtype == want_lse.dtype
+    )
 
 
 def check_merge(impl: Learner, backend: Backend, out: object, inputs: Inputs) -> None:
@@ -197,19 +215,28 @@ def check_merge(impl: Learner, backend: Backend, out: object, inputs: Inputs) ->
 
     expect_close(
         v[sel] if isinstance(v, torch.Tensor) and v.shape == want_v.shape else v,
-        want_v[sel], what="v", tol=_v_tol(v_a.dtype), suspects=v_suspects(inputs, backend, sel),
+        want_v[sel],
+        what="v",
+        tol=_v_tol(v_a.dtype),
+        suspects=v_suspects(inputs, backend, sel),
         fp32_rerun=lambda: _split(call(impl, (v_a.float(), lse_a, v_b.float(), lse_b)))[0][sel],
-        fp32_expected=merge_fp64(*inputs)[0].float()[sel], reads_guarded=True,
+        fp32_expected=merge_fp64(*inputs)[0].float()[sel],
+        reads_guarded=True,
     )
     expect_close(
         lse[sel] if isinstance(lse, torch.Tensor) and lse.shape == want_lse.shape else lse,
-        want_lse[sel], what="lse", tol=LSE_FP32, suspects=lse_suspects(inputs, sel),
+        want_lse[sel],
+        what="lse",
+        tol=LSE_FP32,
+        suspects=lse_suspects(inputs, sel),
         reads_guarded=True,
     )
     if both_empty.any():
         v_empty, lse_empty = v[both_empty].float(), lse[both_empty]
-        if not (torch.equal(v_empty, torch.zeros_like(v_empty))
-                and bool(torch.isneginf(lse_empty).all())):
+        if not (
+            torch.equal(v_empty, torch.zeros_like(v_empty))
+            and bool(torch.isneginf(lse_empty).all())
+        ):
             found = []
             if v_empty.isnan().any():
                 found.append(f"v has {int(v_empty.isnan().sum())} NaN")
@@ -252,8 +279,9 @@ def test_merge_attn_states(impl, backend, device, dtype, shape):
 
     out = impl.merge_attn_states(*(t for t, _ in guarded_inputs))
 
-    for (_, buffer), saved, name in zip(guarded_inputs, before, ("v_a", "lse_a", "v_b", "lse_b"),
-                                        strict=True):
+    for (_, buffer), saved, name in zip(
+        guarded_inputs, before, ("v_a", "lse_a", "v_b", "lse_b"), strict=True
+    ):
         expect_unchanged(buffer, saved, what=f"the input {name}")
     check_merge(impl, backend, out, inputs)
 
@@ -314,7 +342,8 @@ def test_merge_attn_states_head_major_lse(impl, backend, device):
     def right(out: object) -> bool:
         v, lse = _split(out)
         return _well_formed(v, lse, want_v, want_lse) and bool(
-            _close_per_head(v, lse, want_v, want_lse, v_a.dtype).all())
+            _close_per_head(v, lse, want_v, want_lse, v_a.dtype).all()
+        )
 
     works_contiguous = right(call(impl, inputs))
     head_major = [guarded(t.t().contiguous())[0].t() for t in (lse_a, lse_b)]
