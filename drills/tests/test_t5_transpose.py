@@ -8,7 +8,7 @@ visible:
 - 37 x 128 and 128 x 37: one edge ragged at a time. A kernel that masks only one dimension is
   right on one of them and stores out of bounds on the other (`mask-one-dim`), while one with
   no mask at all fails both (`missing-mask`);
-- 37 x 300 and 300 x 37, several tiles along one axis only: program ids mapped to the wrong
+- 37 x 520 and 520 x 37, several tiles along one axis only: program ids mapped to the wrong
   axes cover a corner of the output and leave the rest unwritten (`tile-axes-swapped`), which
   square shapes hide.
 Inputs sit between runs of NaN (a load without a mask turns NaN), tensors the learner allocates
@@ -81,9 +81,9 @@ def expect_tiles_on_the_right_axes(y, x: torch.Tensor, what: str) -> None:
     """`tile-axes-swapped`: right on a corner that spans one axis fully, unwritten elsewhere.
 
     With the program ids swapped, the programs along x's rows number cdiv(N, BLOCK_N), those
-    along its columns cdiv(M, BLOCK_M): on 37 x 300 every row is covered but only the first
-    tile or two of columns. A grid that rounds down would cut both axes (37 and 300 are
-    multiples of no tile), and a wrong stride would not leave a right corner this big.
+    along its columns cdiv(M, BLOCK_M): on 37 x 520 every row is covered but only the first
+    tile or two of columns. A grid that rounds down keeps all but a partial tile of an axis it
+    cuts, more than half of it, and a wrong stride would not leave a right corner this big.
     """
     if not isinstance(y, torch.Tensor) or tuple(y.shape) != (x.shape[1], x.shape[0]):
         return  # expect_close names these
@@ -95,6 +95,8 @@ def expect_tiles_on_the_right_axes(y, x: torch.Tensor, what: str) -> None:
     cols = int(right[0, :].int().cumprod(0).sum())  # the right run along row 0
     if min(rows, cols) < MIN_TILE or (rows == m) == (cols == n):
         return
+    if (rows == m and 2 * cols >= n) or (cols == n and 2 * rows >= m):
+        return  # a grid that rounds down one axis keeps at least half of it: not a swap
     corner = right[:rows, :cols]
     outside = ~right
     outside[:rows, :cols] = False
@@ -138,7 +140,8 @@ def check_transpose(impl, x: torch.Tensor, *, reads_guarded: bool = True) -> Non
 ])
 def test_ragged_edges(impl, backend, shape, dtype):
     # Multiples of no tile: the last tile in each dimension hangs over the edge, into NaN.
-    check_transpose(impl, contiguous_input(shape, dtype, backend.device, seed=sum(shape)))
+    seed = 1000 * shape[0] + shape[1]
+    check_transpose(impl, contiguous_input(shape, dtype, backend.device, seed=seed))
 
 
 def test_transposed_view(impl, backend):
@@ -166,7 +169,8 @@ def test_one_ragged_edge_at_a_time(impl, backend):
     failures: dict[str, DrillFailure] = {}
     for shape in ((37, 128), (128, 37)):
         try:
-            check_transpose(impl, contiguous_input(shape, torch.float32, backend.device, seed=4))
+            x = contiguous_input(shape, torch.float32, backend.device, seed=shape[0])
+            check_transpose(impl, x)
         except DrillFailure as failure:
             failures["x".join(map(str, shape))] = failure
     if len(failures) == 1:
@@ -184,9 +188,9 @@ def test_one_ragged_edge_at_a_time(impl, backend):
 
 
 @pytest.mark.parametrize("shape", [
-    pytest.param((37, 300), id="37x300"),
-    pytest.param((300, 37), id="300x37"),
+    pytest.param((37, 520), id="37x520"),
+    pytest.param((520, 37), id="520x37"),
 ])
 def test_many_tiles_along_one_axis(impl, backend, shape):
     # Several tiles along one axis, one or two along the other: swapped program ids show.
-    check_transpose(impl, contiguous_input(shape, torch.bfloat16, backend.device, seed=5))
+    check_transpose(impl, contiguous_input(shape, torch.bfloat16, backend.device, seed=shape[1]))
