@@ -15,8 +15,10 @@ RECIPES = [
     Recipe(
         function="add",
         dims=("n",),
-        make=lambda s, dtype, device, gen: (normal((s["n"],), dtype, device, gen),
-                                            normal((s["n"],), dtype, device, gen)),
+        make=lambda s, dtype, device, gen: (
+            normal((s["n"],), dtype, device, gen),
+            normal((s["n"],), dtype, device, gen),
+        ),
         nbytes=lambda s, itemsize: 3 * s["n"] * itemsize,  # x and y read, out written
         eager=add_eager,
     ),

@@ -40,8 +40,9 @@ def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     Returns a new contiguous tensor of that shape and dtype; the sum is taken in float32.
     """
     if x.shape != y.shape or x.dtype != y.dtype:
-        raise ValueError(f"add needs equal shapes and dtypes, got {x.shape} {x.dtype} and "
-                         f"{y.shape} {y.dtype}")
+        raise ValueError(
+            f"add needs equal shapes and dtypes, got {x.shape} {x.dtype} and {y.shape} {y.dtype}"
+        )
     if x.device != y.device:
         raise ValueError(f"x is on {x.device} and y on {y.device}")
     # The kernel walks memory in order: a strided view (a transpose) is copied once first.
@@ -50,6 +51,7 @@ def add(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     out_flat = torch.empty_like(x_flat)
     n_elements = out_flat.numel()
     grid = (triton.cdiv(n_elements, BLOCK_SIZE),)
-    _add_kernel[grid](x_flat, y_flat, out_flat, n_elements, BLOCK_SIZE=BLOCK_SIZE,
-                      num_warps=NUM_WARPS)
+    _add_kernel[grid](
+        x_flat, y_flat, out_flat, n_elements, BLOCK_SIZE=BLOCK_SIZE, num_warps=NUM_WARPS
+    )
     return out_flat.view(x.shape)

@@ -25,8 +25,15 @@ NUM_WARPS = 4
 
 @triton.jit
 def _transpose_kernel(
-    x_ptr, y_ptr, n_rows, n_cols, x_row_stride, x_col_stride, y_row_stride,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    x_ptr,
+    y_ptr,
+    n_rows,
+    n_cols,
+    x_row_stride,
+    x_col_stride,
+    y_row_stride,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
 ):
     # Axis 0 of the grid walks x's rows (M), axis 1 its columns (N); int64 against overflow.
     pid_m = tl.program_id(0).to(tl.int64)
@@ -56,7 +63,15 @@ def transpose(x: torch.Tensor) -> torch.Tensor:
     y = torch.empty((n_cols, n_rows), dtype=x.dtype, device=x.device)
     grid = (triton.cdiv(n_rows, BLOCK_M), triton.cdiv(n_cols, BLOCK_N))
     _transpose_kernel[grid](
-        x, y, n_rows, n_cols, x.stride(0), x.stride(1), y.stride(0),
-        BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, num_warps=NUM_WARPS,
+        x,
+        y,
+        n_rows,
+        n_cols,
+        x.stride(0),
+        x.stride(1),
+        y.stride(0),
+        BLOCK_M=BLOCK_M,
+        BLOCK_N=BLOCK_N,
+        num_warps=NUM_WARPS,
     )
     return y

@@ -23,8 +23,15 @@ NUM_WARPS = 4
 
 @triton.jit
 def _transpose_kernel(
-    x_ptr, y_ptr, n_rows, n_cols, x_row_stride, x_col_stride, y_row_stride,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    x_ptr,
+    y_ptr,
+    n_rows,
+    n_cols,
+    x_row_stride,
+    x_col_stride,
+    y_row_stride,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
 ):
     """Copy the tile of x at this program's rows and columns into y, transposed."""
     # TODO: which tile am I? One program id per grid axis: which one picks x's rows (M),

@@ -81,11 +81,14 @@ def layout_suspects(x: torch.Tensor, y: torch.Tensor, backend: Backend) -> list[
     found = []
     for name, like in (("x", x), ("y", y), ("a contiguous tensor", x.contiguous())):
         value = round_to(laid_out_like(flat, like), x.dtype, backend)
-        found.append(Suspect(
-            NOT_CONTIGUOUS, value,
-            f"x and y added in the order their elements sit in memory, stored into {name}: "
-            "a transposed view's memory is not in row order (no .contiguous())",
-        ))
+        found.append(
+            Suspect(
+                NOT_CONTIGUOUS,
+                value,
+                f"x and y added in the order their elements sit in memory, stored into {name}: "
+                "a transposed view's memory is not in row order (no .contiguous())",
+            )
+        )
     return found
 
 
@@ -103,8 +106,9 @@ def expect_blocks_of_their_own(out, want: torch.Tensor, tol: Tolerance, what: st
     """
     if not isinstance(out, torch.Tensor) or out.shape != want.shape or out.dtype != want.dtype:
         return  # expect_close names these
-    right = torch.isclose(out.float().reshape(-1), want.float().reshape(-1),
-                          atol=tol.atol, rtol=tol.rtol)
+    right = torch.isclose(
+        out.float().reshape(-1), want.float().reshape(-1), atol=tol.atol, rtol=tol.rtol
+    )
     if right.all():
         return
     n = right.numel()
@@ -120,8 +124,9 @@ def expect_blocks_of_their_own(out, want: torch.Tensor, tol: Tolerance, what: st
         )
 
 
-def check_add(impl, backend: Backend, x: torch.Tensor, y: torch.Tensor, *,
-              reads_guarded: bool = False) -> None:
+def check_add(
+    impl, backend: Backend, x: torch.Tensor, y: torch.Tensor, *, reads_guarded: bool = False
+) -> None:
     out = impl.add(x, y)
     want = add_reference(x, y, backend)
     what = f"output for {str(x.dtype).removeprefix('torch.')} x, y of shape {tuple(x.shape)}"
@@ -130,7 +135,10 @@ def check_add(impl, backend: Backend, x: torch.Tensor, y: torch.Tensor, *,
     if not strided:  # on strided inputs a right prefix can be luck: the suspects judge them
         expect_blocks_of_their_own(out, want, tol, what)
     expect_close(
-        out, want, what=what, tol=tol,
+        out,
+        want,
+        what=what,
+        tol=tol,
         suspects=layout_suspects(x, y, backend) if strided else (),
         # The same values in fp32, guarded like the originals: a kernel right there and wrong
         # here did bf16 arithmetic (garbage in the CPU interpreter).

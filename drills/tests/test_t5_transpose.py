@@ -65,10 +65,16 @@ def stride_suspects(x: torch.Tensor) -> list[Suspect]:
     """
     m, n = x.shape
     guesses = [
-        ((n, 1), f"x read as if it were contiguous, with strides ({n}, 1) from its shape "
-                 f"instead of x.stride() = {tuple(x.stride())}"),
-        ((x.stride(0), 1), f"x read with its row stride but a column stride of 1 instead of "
-                           f"x.stride(1) = {x.stride(1)}"),
+        (
+            (n, 1),
+            f"x read as if it were contiguous, with strides ({n}, 1) from its shape "
+            f"instead of x.stride() = {tuple(x.stride())}",
+        ),
+        (
+            (x.stride(0), 1),
+            f"x read with its row stride but a column stride of 1 instead of "
+            f"x.stride(1) = {x.stride(1)}",
+        ),
     ]
     return [
         Suspect(ASSUMES_CONTIGUOUS, torch.as_strided(x, (m, n), strides).t().contiguous(), story)
@@ -87,7 +93,7 @@ def expect_tiles_on_the_right_axes(y, x: torch.Tensor, what: str) -> None:
     """
     if not isinstance(y, torch.Tensor) or tuple(y.shape) != (x.shape[1], x.shape[0]):
         return  # expect_close names these
-    right = (y.detach().cpu().t() == x.detach().cpu())  # in x's coordinates [M, N]
+    right = y.detach().cpu().t() == x.detach().cpu()  # in x's coordinates [M, N]
     if right.all():
         return
     m, n = right.shape
@@ -114,11 +120,19 @@ def expect_tiles_on_the_right_axes(y, x: torch.Tensor, what: str) -> None:
 
 def check_transpose(impl, x: torch.Tensor, *, reads_guarded: bool = True) -> None:
     y = impl.transpose(x)
-    what = (f"output for a {str(x.dtype).removeprefix('torch.')} x of shape {tuple(x.shape)}, "
-            f"strides {tuple(x.stride())}")
+    what = (
+        f"output for a {str(x.dtype).removeprefix('torch.')} x of shape {tuple(x.shape)}, "
+        f"strides {tuple(x.stride())}"
+    )
     expect_tiles_on_the_right_axes(y, x, what)
-    expect_close(y, x.t().contiguous(), what=what, tol=EXACT, suspects=stride_suspects(x),
-                 reads_guarded=reads_guarded)
+    expect_close(
+        y,
+        x.t().contiguous(),
+        what=what,
+        tol=EXACT,
+        suspects=stride_suspects(x),
+        reads_guarded=reads_guarded,
+    )
     if not y.is_contiguous():
         raise DrillFailure(
             dx.MISMATCH,
@@ -133,11 +147,14 @@ def check_transpose(impl, x: torch.Tensor, *, reads_guarded: bool = True) -> Non
 # ----------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("shape", "dtype"), [
-    pytest.param((37, 70), torch.float32, id="37x70-fp32"),
-    pytest.param((70, 37), torch.bfloat16, id="70x37-bf16"),
-    pytest.param((70, 70), torch.float32, id="70x70-fp32-square"),
-])
+@pytest.mark.parametrize(
+    ("shape", "dtype"),
+    [
+        pytest.param((37, 70), torch.float32, id="37x70-fp32"),
+        pytest.param((70, 37), torch.bfloat16, id="70x37-bf16"),
+        pytest.param((70, 70), torch.float32, id="70x70-fp32-square"),
+    ],
+)
 def test_ragged_edges(impl, backend, shape, dtype):
     # Multiples of no tile: the last tile in each dimension hangs over the edge, into NaN.
     seed = 1000 * shape[0] + shape[1]
@@ -174,11 +191,12 @@ def test_one_ragged_edge_at_a_time(impl, backend):
         except DrillFailure as failure:
             failures["x".join(map(str, shape))] = failure
     if len(failures) == 1:
-        (shape, failure), = failures.items()
+        ((shape, failure),) = failures.items()
         if failure.diagnosis in (dx.MISSING_MASK, dx.CUDA_ERROR):
             ragged = "N (x's columns)" if shape == "128x37" else "M (x's rows)"
             raise DrillFailure(
-                MASK_ONE_DIM, f"{failure.message} (x of shape {shape})",
+                MASK_ONE_DIM,
+                f"{failure.message} (x of shape {shape})",
                 f"The same kernel is right when only M is ragged or only N is, but not both: "
                 f"here it read or wrote past the edge along {ragged}. The mask needs both "
                 "conditions, (offsets_m[:, None] < M) & (offsets_n[None, :] < N).",
@@ -187,10 +205,13 @@ def test_one_ragged_edge_at_a_time(impl, backend):
         raise failure
 
 
-@pytest.mark.parametrize("shape", [
-    pytest.param((37, 520), id="37x520"),
-    pytest.param((520, 37), id="520x37"),
-])
+@pytest.mark.parametrize(
+    "shape",
+    [
+        pytest.param((37, 520), id="37x520"),
+        pytest.param((520, 37), id="520x37"),
+    ],
+)
 def test_many_tiles_along_one_axis(impl, backend, shape):
     # Several tiles along one axis, one or two along the other: swapped program ids show.
     check_transpose(impl, contiguous_input(shape, torch.bfloat16, backend.device, seed=shape[1]))
