@@ -10,8 +10,9 @@ RMS_NORM_EPS = 1e-6
 RSTD_ITEMSIZE = 4  # rstd is float32 whatever x's dtype
 
 
-def rms_norm_backward_eager(dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor,
-                            rstd: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def rms_norm_backward_eager(
+    dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, rstd: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The closed form in fp32, as the drill's contract states it (rstd used as given)."""
     x_hat = x.float() * rstd[:, None]
     wdy = dy.float() * weight.float()

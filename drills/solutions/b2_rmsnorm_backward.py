@@ -25,8 +25,18 @@ CPU_PROGRAMS = 4
 
 @triton.jit
 def _rms_norm_bwd_kernel(
-    dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_partial_ptr,
-    dy_row_stride, x_row_stride, dx_row_stride, n_rows, n_cols, rows_per_program,
+    dy_ptr,
+    x_ptr,
+    w_ptr,
+    rstd_ptr,
+    dx_ptr,
+    dw_partial_ptr,
+    dy_row_stride,
+    x_row_stride,
+    dx_row_stride,
+    n_rows,
+    n_cols,
+    rows_per_program,
     BLOCK_N: tl.constexpr,
 ):
     program = tl.program_id(0).to(tl.int64)
@@ -48,8 +58,9 @@ def _rms_norm_bwd_kernel(
         # The mean term: y depends on every x of the row through rstd.
         c = tl.sum(wdy * x_hat, axis=0) / n_cols
         dx = (wdy - x_hat * c) * rstd
-        tl.store(dx_ptr + row_idx * dx_row_stride + offsets, dx.to(dx_ptr.dtype.element_ty),
-                 mask=mask)
+        tl.store(
+            dx_ptr + row_idx * dx_row_stride + offsets, dx.to(dx_ptr.dtype.element_ty), mask=mask
+        )
         dw_acc += dy * x_hat
     # Stage one: this program's partial dw to its own row; nobody else writes there.
     tl.store(dw_partial_ptr + program * n_cols + offsets, dw_acc, mask=mask)
@@ -69,12 +80,15 @@ def rms_norm_backward(
     recomputing it from x (with another eps, or from the rounded x) gives another gradient.
     """
     if x.dim() != 2 or dy.shape != x.shape:
-        raise ValueError(f"x and dy must be the same [M, N], got {tuple(x.shape)}, "
-                         f"{tuple(dy.shape)}")
+        raise ValueError(
+            f"x and dy must be the same [M, N], got {tuple(x.shape)}, {tuple(dy.shape)}"
+        )
     n_rows, n_cols = x.shape
     if weight.shape != (n_cols,) or rstd.shape != (n_rows,):
-        raise ValueError(f"weight must be ({n_cols},) and rstd ({n_rows},), got "
-                         f"{tuple(weight.shape)} and {tuple(rstd.shape)}")
+        raise ValueError(
+            f"weight must be ({n_cols},) and rstd ({n_rows},), got "
+            f"{tuple(weight.shape)} and {tuple(rstd.shape)}"
+        )
     x = x if x.stride(-1) == 1 else x.contiguous()
     dy = dy if dy.stride(-1) == 1 else dy.contiguous()
     block_n = triton.next_power_of_2(n_cols)
@@ -85,9 +99,20 @@ def rms_norm_backward(
     dx = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
     dw_partial = torch.empty((n_programs, n_cols), dtype=torch.float32, device=x.device)
     _rms_norm_bwd_kernel[(n_programs,)](
-        dy, x, weight.contiguous(), rstd.contiguous(), dx, dw_partial,
-        dy.stride(0), x.stride(0), dx.stride(0), n_rows, n_cols, rows_per_program,
-        BLOCK_N=block_n, num_warps=_num_warps(block_n),
+        dy,
+        x,
+        weight.contiguous(),
+        rstd.contiguous(),
+        dx,
+        dw_partial,
+        dy.stride(0),
+        x.stride(0),
+        dx.stride(0),
+        n_rows,
+        n_cols,
+        rows_per_program,
+        BLOCK_N=block_n,
+        num_warps=_num_warps(block_n),
     )
     # Stage two: n_programs rows of fp32 partials summed (torch.sum: a small reduction).
     dw = dw_partial.sum(dim=0).to(weight.dtype)

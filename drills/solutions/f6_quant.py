@@ -26,9 +26,16 @@ MAX_BLOCK_H = 65536
 
 @triton.jit
 def _quant_per_token_kernel(
-    x_ptr, q_ptr, scale_ptr,
-    x_row_stride, q_row_stride, n_cols, amax_ub,
-    QMAX: tl.constexpr, AMAX_MIN: tl.constexpr, BLOCK_H: tl.constexpr,
+    x_ptr,
+    q_ptr,
+    scale_ptr,
+    x_row_stride,
+    q_row_stride,
+    n_cols,
+    amax_ub,
+    QMAX: tl.constexpr,
+    AMAX_MIN: tl.constexpr,
+    BLOCK_H: tl.constexpr,
 ):
     row_idx = tl.program_id(0).to(tl.int64)
     offsets = tl.arange(0, BLOCK_H)
@@ -76,9 +83,17 @@ def quant_per_token(
     q = torch.empty((n_rows, n_cols), dtype=torch.int8, device=x.device)
     scale = torch.empty(n_rows, dtype=torch.float32, device=x.device)
     _quant_per_token_kernel[(n_rows,)](
-        x, q, scale,
-        x.stride(0), q.stride(0), n_cols, float("inf") if amax_ub is None else float(amax_ub),
-        QMAX=QMAX, AMAX_MIN=AMAX_MIN, BLOCK_H=block_h, num_warps=_num_warps(block_h),
+        x,
+        q,
+        scale,
+        x.stride(0),
+        q.stride(0),
+        n_cols,
+        float("inf") if amax_ub is None else float(amax_ub),
+        QMAX=QMAX,
+        AMAX_MIN=AMAX_MIN,
+        BLOCK_H=block_h,
+        num_warps=_num_warps(block_h),
     )
     return q, scale
 

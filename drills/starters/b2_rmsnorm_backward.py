@@ -18,8 +18,18 @@ import triton.language as tl
 
 @triton.jit
 def _rms_norm_bwd_kernel(
-    dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_partial_ptr,
-    dy_row_stride, x_row_stride, dx_row_stride, n_rows, n_cols, rows_per_program,
+    dy_ptr,
+    x_ptr,
+    w_ptr,
+    rstd_ptr,
+    dx_ptr,
+    dw_partial_ptr,
+    dy_row_stride,
+    x_row_stride,
+    dx_row_stride,
+    n_rows,
+    n_cols,
+    rows_per_program,
     BLOCK_N: tl.constexpr,
 ):
     # TODO: this program's rows: row_start = program * rows_per_program, row_end capped at

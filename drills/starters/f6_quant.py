@@ -20,9 +20,16 @@ AMAX_MIN = 1e-10  # a row's amax is raised to at least this (a row of zeros must
 
 @triton.jit
 def _quant_per_token_kernel(
-    x_ptr, q_ptr, scale_ptr,
-    x_row_stride, q_row_stride, n_cols, amax_ub,
-    QMAX: tl.constexpr, AMAX_MIN: tl.constexpr, BLOCK_H: tl.constexpr,
+    x_ptr,
+    q_ptr,
+    scale_ptr,
+    x_row_stride,
+    q_row_stride,
+    n_cols,
+    amax_ub,
+    QMAX: tl.constexpr,
+    AMAX_MIN: tl.constexpr,
+    BLOCK_H: tl.constexpr,
 ):
     # TODO: this program's row (tl.program_id(0) as int64), the lanes and their mask
     # TODO: load the row (padded lanes as 0.0) and convert it to fp32 right away

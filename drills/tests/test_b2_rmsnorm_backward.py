@@ -115,36 +115,68 @@ def _out(impl, dy, x, w, rstd) -> tuple[torch.Tensor, torch.Tensor]:
     return out[0], out[1]
 
 
-def expect_backward(impl, dy, x, w, rstd, backend: Backend, fp32_rerun=None,
-                    row_stride_x: torch.Tensor | None = None) -> None:
+def expect_backward(
+    impl,
+    dy,
+    x,
+    w,
+    rstd,
+    backend: Backend,
+    fp32_rerun=None,
+    row_stride_x: torch.Tensor | None = None,
+) -> None:
     got_dx, got_dw = _out(impl, dy, x, w, rstd)
     bf16 = x.dtype != torch.float32
 
-    dx_suspects = [Suspect(DX_CORRECTION, round_to(reference_dx(dy, x, w, rstd, False), x.dtype,
-                                                   backend),
-                           "rstd * dy * w: dx without the - x_hat * mean(dy * w * x_hat) term")]
-    dx_suspects += [Suspect(RSTD_RECOMPUTED, round_to(reference_dx(dy, x, w, r), x.dtype, backend),
-                            f"dx with rstd recomputed from x with eps = {eps:g}, not the rstd "
-                            "you were given") for eps, r in _recomputed(x)]
+    dx_suspects = [
+        Suspect(
+            DX_CORRECTION,
+            round_to(reference_dx(dy, x, w, rstd, False), x.dtype, backend),
+            "rstd * dy * w: dx without the - x_hat * mean(dy * w * x_hat) term",
+        )
+    ]
+    dx_suspects += [
+        Suspect(
+            RSTD_RECOMPUTED,
+            round_to(reference_dx(dy, x, w, r), x.dtype, backend),
+            f"dx with rstd recomputed from x with eps = {eps:g}, not the rstd you were given",
+        )
+        for eps, r in _recomputed(x)
+    ]
     if row_stride_x is not None:
-        dx_suspects.append(Suspect(dx.ROW_STRIDE, round_to(reference_dx(dy, row_stride_x, w, rstd),
-                                                           x.dtype, backend),
-                                   "dx computed from rows of x read N elements apart: the row "
-                                   "stride is not N here"))
+        dx_suspects.append(
+            Suspect(
+                dx.ROW_STRIDE,
+                round_to(reference_dx(dy, row_stride_x, w, rstd), x.dtype, backend),
+                "dx computed from rows of x read N elements apart: the row stride is not N here",
+            )
+        )
     want_dx = reference_dx(dy, x, w, rstd)
-    expect_close(got_dx, round_to(want_dx, x.dtype, backend), what="dx",
-                 tol=DX_BF16 if bf16 else DX_FP32, suspects=dx_suspects, reads_guarded=True,
-                 fp32_rerun=(lambda: fp32_rerun()[0]) if fp32_rerun else None,
-                 fp32_expected=want_dx.float())
+    expect_close(
+        got_dx,
+        round_to(want_dx, x.dtype, backend),
+        what="dx",
+        tol=DX_BF16 if bf16 else DX_FP32,
+        suspects=dx_suspects,
+        reads_guarded=True,
+        fp32_rerun=(lambda: fp32_rerun()[0]) if fp32_rerun else None,
+        fp32_expected=want_dx.float(),
+    )
 
     dw_tol = DW_FP32 if w.dtype == torch.float32 else DW_BF16
     want_dw = round_to(reference_dw(dy, x, w, rstd), w.dtype, backend)
-    dw_suspects = [Suspect(RSTD_RECOMPUTED, round_to(reference_dw(dy, x, w, r), w.dtype, backend),
-                           f"dw with rstd recomputed from x with eps = {eps:g}")
-                   for eps, r in _recomputed(x)]
+    dw_suspects = [
+        Suspect(
+            RSTD_RECOMPUTED,
+            round_to(reference_dw(dy, x, w, r), w.dtype, backend),
+            f"dw with rstd recomputed from x with eps = {eps:g}",
+        )
+        for eps, r in _recomputed(x)
+    ]
     try:
-        expect_close(got_dw, want_dw, what="dw", tol=dw_tol, suspects=dw_suspects,
-                     reads_guarded=True)
+        expect_close(
+            got_dw, want_dw, what="dw", tol=dw_tol, suspects=dw_suspects, reads_guarded=True
+        )
     except DrillFailure as failure:
         if failure.diagnosis != dx.MISMATCH:
             raise
@@ -167,13 +199,15 @@ def _which_rows(got_dw, dy, x, w, rstd, failure: DrillFailure) -> None:
     listed = ", ".join(str(r) for r in rows[:12]) + (", ..." if len(rows) > 12 else "")
     if len(rows) > 1 and rows == list(range(rows[0], rows[-1] + 1)):
         raise DrillFailure(
-            DW_RACE, failure.message,
+            DW_RACE,
+            failure.message,
             f"Your dw is the sum over rows {rows[0]}..{rows[-1]} only, of {m}: one program's "
             "partial. The other programs' partials were overwritten: every program stored its "
             "dw to the same place, and the last one to write won.",
         ) from None
     raise DrillFailure(
-        DW_ONE_ROW, failure.message,
+        DW_ONE_ROW,
+        failure.message,
         f"Your dw counts only row(s) {listed} of {m}: one row per program instead of the sum "
         "of dy * x_hat over every row the program handles (or, if each program has one row, "
         "all of them stored to the same place and the last one won).",

@@ -62,8 +62,9 @@ def _amax(x: torch.Tensor, amax_ub: float | None, mistake: str | None = None) ->
     return amax if mistake == ZERO_ROW else amax.clamp_min(AMAX_MIN)
 
 
-def reference_scale(x: torch.Tensor, amax_ub: float | None = None,
-                    mistake: str | None = None) -> torch.Tensor:
+def reference_scale(
+    x: torch.Tensor, amax_ub: float | None = None, mistake: str | None = None
+) -> torch.Tensor:
     """scale = amax / 127 in fp32; `mistake` names what a buggy kernel computes instead."""
     return _amax(x, amax_ub, mistake) / QMAX
 
@@ -83,8 +84,9 @@ def reference_q(x: torch.Tensor, amax_ub: float | None = None, rounding=_round_a
     return rounding(v).to(torch.int8)
 
 
-def _away_from_boundaries(values: torch.Tensor, dtype: torch.dtype,
-                          amax_ub: float | None = None) -> torch.Tensor:
+def _away_from_boundaries(
+    values: torch.Tensor, dtype: torch.dtype, amax_ub: float | None = None
+) -> torch.Tensor:
     """`values` in dtype, with every element whose x / scale lies within MARGIN of a
     half-integer or of a non-zero integer below 127 set to 0 (never a row's amax: its ratio is
     127). Zeroing can only lower no row's amax, so the scales stay as they were."""
@@ -124,8 +126,11 @@ def _on(device: str, *tensors: torch.Tensor) -> list[torch.Tensor]:
 
 SCALE_SUSPECTS = [
     (ZERO_ROW, "amax / 127 with no floor: a row of zeros gets scale 0 (and 0 / 0 = NaN in q)"),
-    (SIGNED_AMAX, "max(x) / 127 instead of max(|x|) / 127: rows whose largest magnitude is "
-                  "negative get a scale that is too small"),
+    (
+        SIGNED_AMAX,
+        "max(x) / 127 instead of max(|x|) / 127: rows whose largest magnitude is "
+        "negative get a scale that is too small",
+    ),
 ]
 
 
@@ -151,24 +156,52 @@ def _out(impl, x: torch.Tensor, amax_ub: float | None) -> tuple[torch.Tensor, to
     return out[0], out[1]
 
 
-def _check(q: torch.Tensor, scale: torch.Tensor, x: torch.Tensor, amax_ub: float | None,
-           row_stride_rows: torch.Tensor | None = None) -> None:
+def _check(
+    q: torch.Tensor,
+    scale: torch.Tensor,
+    x: torch.Tensor,
+    amax_ub: float | None,
+    row_stride_rows: torch.Tensor | None = None,
+) -> None:
     """The scale first (mistakes show there most clearly), then q to the bit."""
-    suspects = [Suspect(d, reference_scale(x, amax_ub, d).to(x.device), story)
-                for d, story in SCALE_SUSPECTS]
+    suspects = [
+        Suspect(d, reference_scale(x, amax_ub, d).to(x.device), story)
+        for d, story in SCALE_SUSPECTS
+    ]
     if amax_ub is not None:
-        suspects.append(Suspect(dx.MISMATCH, reference_scale(x).to(x.device),
-                                "max(|x|) / 127 with amax_ub ignored: amax must be capped at it"))
+        suspects.append(
+            Suspect(
+                dx.MISMATCH,
+                reference_scale(x).to(x.device),
+                "max(|x|) / 127 with amax_ub ignored: amax must be capped at it",
+            )
+        )
     if x.stride(-1) == 1:
-        suspects.append(Suspect(dx.MISSING_MASK, _unmasked_scale(x).to(x.device),
-                                "the scales of BLOCK_H lanes read from the row's start with no "
-                                "mask: the lanes past H read the next row"))
+        suspects.append(
+            Suspect(
+                dx.MISSING_MASK,
+                _unmasked_scale(x).to(x.device),
+                "the scales of BLOCK_H lanes read from the row's start with no "
+                "mask: the lanes past H read the next row",
+            )
+        )
     if row_stride_rows is not None:
-        suspects.append(Suspect(dx.ROW_STRIDE, reference_scale(row_stride_rows).to(x.device),
-                                "the scales of rows read H elements apart: the row stride is "
-                                "not H here"))
-    expect_close(scale, reference_scale(x, amax_ub).to(x.device), what="scale", tol=SCALE_TOL,
-                 suspects=suspects, dtype_diagnosis=SCALE_DTYPE, reads_guarded=True)
+        suspects.append(
+            Suspect(
+                dx.ROW_STRIDE,
+                reference_scale(row_stride_rows).to(x.device),
+                "the scales of rows read H elements apart: the row stride is not H here",
+            )
+        )
+    expect_close(
+        scale,
+        reference_scale(x, amax_ub).to(x.device),
+        what="scale",
+        tol=SCALE_TOL,
+        suspects=suspects,
+        dtype_diagnosis=SCALE_DTYPE,
+        reads_guarded=True,
+    )
     want = reference_q(x, amax_ub).to(x.device)
     try:
         expect_close(q, want, what="q", tol=EXACT, reads_guarded=True)
@@ -179,15 +212,21 @@ def _check(q: torch.Tensor, scale: torch.Tensor, x: torch.Tensor, amax_ub: float
         raise
 
 
-def _name_q_mistake(q: torch.Tensor, want: torch.Tensor, x: torch.Tensor,
-                    amax_ub: float | None, failure: DrillFailure) -> None:
+def _name_q_mistake(
+    q: torch.Tensor,
+    want: torch.Tensor,
+    x: torch.Tensor,
+    amax_ub: float | None,
+    failure: DrillFailure,
+) -> None:
     """The scale is right but q is not: truncation, or no clamp before the cast?"""
     v = _ratio(x, reference_scale(x, amax_ub))
     wrong = q != want
     outside = v.abs() > QMAX
     if outside.any() and not (wrong & ~outside).any():
         raise DrillFailure(
-            NO_CLAMP, failure.message,
+            NO_CLAMP,
+            failure.message,
             f"q is right wherever |x / scale| <= 127 and wrong at {int(wrong.sum())} of the "
             f"{int(outside.sum())} entries past it (x beyond amax_ub): without a clamp, the "
             "cast to int8 wraps around or saturates at -128 instead of giving +-127.",
@@ -199,15 +238,20 @@ def _name_q_mistake(q: torch.Tensor, want: torch.Tensor, x: torch.Tensor,
     stable = (dist > MARGIN) | (v == 0)
     if torch.equal(q[stable], truncated[stable]):
         raise DrillFailure(
-            TRUNCATED, failure.message,
+            TRUNCATED,
+            failure.message,
             "Your q matches x / scale truncated toward zero: the cast to int8 drops the "
             "fraction, it does not round.",
         ) from None
 
 
-def expect_quant(impl, x: torch.Tensor, amax_ub: float | None = None,
-                 rerun_fp32: Callable[[], torch.Tensor] | None = None,
-                 row_stride_rows: torch.Tensor | None = None) -> None:
+def expect_quant(
+    impl,
+    x: torch.Tensor,
+    amax_ub: float | None = None,
+    rerun_fp32: Callable[[], torch.Tensor] | None = None,
+    row_stride_rows: torch.Tensor | None = None,
+) -> None:
     q, scale = _out(impl, x, amax_ub)
     try:
         _check(q, scale, x, amax_ub, row_stride_rows)
@@ -221,7 +265,8 @@ def expect_quant(impl, x: torch.Tensor, amax_ub: float | None = None,
         except DrillFailure:
             raise failure from None
         raise DrillFailure(
-            dx.BF16_NO_UPCAST, failure.message,
+            dx.BF16_NO_UPCAST,
+            failure.message,
             f"The same kernel is right on fp32 inputs: arithmetic on {x.dtype} values needs "
             "a .to(tl.float32) after the load.",
         ) from None
@@ -297,9 +342,12 @@ def test_scale_is_float32_per_row(impl, backend: Backend):
         found = tuple(scale.shape) if isinstance(scale, torch.Tensor) else type(scale).__name__
         raise DrillFailure(dx.WRONG_SHAPE, f"scale is {found}, expected shape (3,): one per row")
     if scale.dtype != torch.float32:
-        raise DrillFailure(SCALE_DTYPE, f"scale has dtype {scale.dtype}, expected float32",
-                           "bf16 keeps 8 bits of mantissa: a bf16 scale is up to 0.4% off, and "
-                           "every dequantized value of the row with it.")
+        raise DrillFailure(
+            SCALE_DTYPE,
+            f"scale has dtype {scale.dtype}, expected float32",
+            "bf16 keeps 8 bits of mantissa: a bf16 scale is up to 0.4% off, and "
+            "every dequantized value of the row with it.",
+        )
     if not isinstance(q, torch.Tensor) or q.dtype != torch.int8 or tuple(q.shape) != (3, 40):
         found = f"{q.dtype} {tuple(q.shape)}" if isinstance(q, torch.Tensor) else type(q).__name__
         raise DrillFailure(dx.WRONG_DTYPE, f"q is {found}, expected int8 (3, 40)")
