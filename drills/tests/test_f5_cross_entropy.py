@@ -155,15 +155,15 @@ def _misplaced_one_hot(got: torch.Tensor, logits: torch.Tensor, target: torch.Te
     want[torch.arange(want.shape[0]), tgt[counted]] = 1.0
     if torch.equal(ones, want):
         return None
-    rows = counted.nonzero()[:, 0]
-    for i, row in enumerate(rows.tolist()):
-        cols = ones[i].nonzero()[:, 0].tolist()
-        if cols != [int(tgt[row])]:
-            shown = ", ".join(str(c) for c in cols[:4]) + (", ..." if len(cols) > 4 else "")
-            return (f"Row {row} (target {int(tgt[row])}) had the one-hot subtracted at "
-                    f"column(s) [{shown}]: softmax / n is right, but the -1 / n belongs at "
-                    "column target[row] only (compare the global column index with it).")
-    return None
+    rows = counted.nonzero()[:, 0].tolist()
+    misplaced = [(row, ones[i].nonzero()[:, 0].tolist()) for i, row in enumerate(rows)]
+    misplaced = [(row, cols) for row, cols in misplaced if cols != [int(tgt[row])]]
+    row, cols = max(misplaced, key=lambda found: len(found[1]) > 0)  # a misplaced one first
+    where = ("nowhere" if not cols else "at column(s) " + ", ".join(map(str, cols[:4]))
+             + (", ..." if len(cols) > 4 else ""))
+    return (f"Row {row} (target {int(tgt[row])}) had the one-hot subtracted {where}: "
+            "softmax / n is right, but -1 / n belongs at column target[row] and only there "
+            "(compare the global column index, start + lane, with it).")
 
 
 # ----------------------------------------------------------------------------------------------
