@@ -202,6 +202,9 @@ def check_matmul(impl, backend: Backend, a_values: torch.Tensor, b_values: torch
             fp32_expected=want, reads_guarded=True,
         )
     except DrillFailure as failure:
+        if failure.diagnosis in (dx.MISMATCH, dx.NAN_OR_INF, dx.TAIL_WRONG, dx.MISSING_MASK):
+            # NaN can also come from a slice's slack read with the wrong strides: layout first.
+            _diagnose_layout(impl, backend, a_values, b_values, layout, failure)
         if failure.diagnosis == dx.MISSING_MASK:
             raise DrillFailure(
                 K_TAIL, failure.message,
@@ -215,8 +218,6 @@ def check_matmul(impl, backend: Backend, a_values: torch.Tensor, b_values: torch
                 "The same kernel is right on fp32 inputs, and tl.dot itself is exact for bf16: "
                 "what goes wrong is the sum along K, kept in bf16 between K blocks.",
             ) from None
-        if failure.diagnosis in (dx.MISMATCH, dx.NAN_OR_INF, dx.TAIL_WRONG):
-            _diagnose_layout(impl, backend, a_values, b_values, layout, failure)
         raise
 
 
