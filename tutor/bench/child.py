@@ -44,8 +44,12 @@ ERROR = "error"
 RUNNING = "running"
 
 IMPLS = ("mine", "reference", "eager", "compile")  # the order they are timed in, per case
-SHOWN = {"mine": "your kernel", "reference": "the reference", "eager": "torch eager",
-         "compile": "torch.compile"}
+SHOWN = {
+    "mine": "your kernel",
+    "reference": "the reference",
+    "eager": "torch eager",
+    "compile": "torch.compile",
+}
 ANCHOR_SCHEMA = 1
 COPY_BYTES = 2 * 2**30  # the copy anchor: a 2 GiB tensor copied to another
 L2_FALLBACK_BYTES = 60 * 2**20  # an H200's L2, for a torch that does not report it
@@ -65,14 +69,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--impl", required=True, help="the file to time")
     parser.add_argument("--out", required=True, help="where to write the JSON report")
     parser.add_argument("--root", default=None, help="the course folder (holds drills.yaml)")
-    parser.add_argument("--cases", default=None,
-                        help="comma-separated case numbers (from 0) or function names")
+    parser.add_argument(
+        "--cases", default=None, help="comma-separated case numbers (from 0) or function names"
+    )
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
-    parser.add_argument("--remeasure", action="store_true",
-                        help="measure the copy and launch anchors again")
+    parser.add_argument(
+        "--remeasure", action="store_true", help="measure the copy and launch anchors again"
+    )
     args = parser.parse_args(argv)
-    report: dict[str, Any] = {"drill": args.drill, "impl": str(Path(args.impl).resolve()),
-                              "status": RUNNING, "message": "", "rows": [], "notes": []}
+    report: dict[str, Any] = {
+        "drill": args.drill,
+        "impl": str(Path(args.impl).resolve()),
+        "status": RUNNING,
+        "message": "",
+        "rows": [],
+        "notes": [],
+    }
     out = Path(args.out)
     try:
         _run(args, report, out)
@@ -92,7 +104,8 @@ def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
     if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
         report["status"] = NO_GPU
         report["message"] = "torch sees no GPU" + (
-            " (TRITON_INTERPRET=1 is set)" if os.environ.get("TRITON_INTERPRET") == "1" else "")
+            " (TRITON_INTERPRET=1 is set)" if os.environ.get("TRITON_INTERPRET") == "1" else ""
+        )
         return
 
     from tutor.catalogue import load_catalogue
@@ -103,14 +116,23 @@ def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
     report.update(_device_info())
     report["l2_flush"] = _do_bench_flushes()
     if not report["l2_flush"]:
-        report["notes"].append("this triton's do_bench does not seem to flush the L2 between "
-                               "calls: small shapes may look faster than they are")
+        report["notes"].append(
+            "this triton's do_bench does not seem to flush the L2 between "
+            "calls: small shapes may look faster than they are"
+        )
     with torch.no_grad():
         report.update(_anchors(paths.state_dir / "bandwidth.json", report, args.remeasure))
         _write(out, report)
-        bench_cases(report, out, drill, _select(drill.bench, args.cases), Path(args.impl),
-                    paths.solution(drill.file), paths.bench_recipe(drill.id),
-                    with_compile=not args.no_compile)
+        bench_cases(
+            report,
+            out,
+            drill,
+            _select(drill.bench, args.cases),
+            Path(args.impl),
+            paths.solution(drill.file),
+            paths.bench_recipe(drill.id),
+            with_compile=not args.no_compile,
+        )
 
 
 def _device_info() -> dict[str, Any]:
@@ -118,13 +140,26 @@ def _device_info() -> dict[str, Any]:
     import triton
 
     props = torch.cuda.get_device_properties(0)
-    return {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-            "triton": triton.__version__, "python": platform.python_version(),
-            "l2_bytes": int(getattr(props, "L2_cache_size", 0) or L2_FALLBACK_BYTES)}
+    return {
+        "device": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "python": platform.python_version(),
+        "l2_bytes": int(getattr(props, "L2_cache_size", 0) or L2_FALLBACK_BYTES),
+    }
 
 
-def bench_cases(report: dict[str, Any], out: Path, drill: Any, cases: list, impl_path: Path,
-                ref_path: Path, recipe_path: Path, *, with_compile: bool = True) -> None:
+def bench_cases(
+    report: dict[str, Any],
+    out: Path,
+    drill: Any,
+    cases: list,
+    impl_path: Path,
+    ref_path: Path,
+    recipe_path: Path,
+    *,
+    with_compile: bool = True,
+) -> None:
     """Time every case, rewriting `out` after each; set the report's status and message."""
     import torch
 
@@ -136,8 +171,10 @@ def bench_cases(report: dict[str, Any], out: Path, drill: Any, cases: list, impl
         report["status"], report["message"] = ERROR, str(exc)
         return
 
-    log(f"{drill.id} on {report.get('device')} (torch {report.get('torch')}, "
-        f"triton {report.get('triton')}); {len(cases)} case(s)")
+    log(
+        f"{drill.id} on {report.get('device')} (torch {report.get('torch')}, "
+        f"triton {report.get('triton')}); {len(cases)} case(s)"
+    )
     torch.manual_seed(0)
     impl_path, ref_path = impl_path.resolve(), ref_path.resolve()
     modules = {"mine": _load(impl_path, drill.functions, report, "mine")}
@@ -155,8 +192,9 @@ def bench_cases(report: dict[str, Any], out: Path, drill: Any, cases: list, impl
         try:
             if case.function not in recipes:
                 raise ValueError(f"{recipe_path.name} has no recipe for {case.function}")
-            report["rows"].append(_bench_case(case, recipes[case.function], modules, report,
-                                              with_compile))
+            report["rows"].append(
+                _bench_case(case, recipes[case.function], modules, report, with_compile)
+            )
         except Exception as exc:  # noqa: BLE001 - e.g. out of memory making the inputs
             report["notes"].append(f"{case.label}: not timed: {_short(exc)}")
             log(f"  not timed: {_short(exc)}")
@@ -170,7 +208,8 @@ def bench_cases(report: dict[str, Any], out: Path, drill: Any, cases: list, impl
         report["status"] = ERROR
         errors = [row["errors"]["mine"] for row in report["rows"] if "mine" in row["errors"]]
         report["message"] = "your file could not be timed: " + (
-            errors[0] if errors else "; ".join(report["notes"]) or "no bench case ran")
+            errors[0] if errors else "; ".join(report["notes"]) or "no bench case ran"
+        )
 
 
 def _select(cases: tuple, wanted: str | None) -> list:
@@ -198,8 +237,9 @@ def _load(path: Path, functions: tuple[str, ...], report: dict[str, Any], role: 
         sys.modules[name] = module
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - the learner's file may raise anything
-        report["notes"].append(f"{role}: could not load {path.name}: "
-                               f"{classify(exc, path.stem, path).message}")
+        report["notes"].append(
+            f"{role}: could not load {path.name}: {classify(exc, path.stem, path).message}"
+        )
         return None
     missing = [f for f in functions if not callable(getattr(module, f, None))]
     if missing:
@@ -208,6 +248,7 @@ def _load(path: Path, functions: tuple[str, ...], report: dict[str, Any], role: 
 
 
 # ---- timing -------------------------------------------------------------------------------------
+
 
 def _do_bench_flushes() -> bool:
     from triton import testing
@@ -229,8 +270,9 @@ def median_ms(fn: Callable[[], Any]) -> float:
     return float(result[0] if isinstance(result, (list, tuple)) else result)
 
 
-def graph_us(call: Callable[[int], Any], calls: int = GRAPH_CALLS,
-             replays: int = GRAPH_REPLAYS) -> float:
+def graph_us(
+    call: Callable[[int], Any], calls: int = GRAPH_CALLS, replays: int = GRAPH_REPLAYS
+) -> float:
     """GPU time per call: `calls` calls captured in one CUDA graph, replayed, median / calls.
 
     `call(k)` makes the k-th call (it picks its own input set, so inputs can rotate).
@@ -275,6 +317,7 @@ def _cuda_healthy() -> bool:
 
 # ---- anchors: copy bandwidth and an empty launch, once per card ---------------------------------
 
+
 def _anchors(cache_file: Path, report: dict[str, Any], remeasure: bool) -> dict[str, Any]:
     """The cached anchors for this card and software, else measured now and cached."""
     import torch
@@ -284,8 +327,10 @@ def _anchors(cache_file: Path, report: dict[str, Any], remeasure: bool) -> dict[
     entry = devices.get(report["device"])
     same = bool(entry) and all(entry.get(k) == report[k] for k in ("torch", "triton"))
     if same and not remeasure and entry.get("copy_gbps") and entry.get("launch_us"):
-        log(f"anchors from {cache_file}: copy {entry['copy_gbps']:.0f} GB/s, "
-            f"empty launch {entry['launch_us']:.2f} µs")
+        log(
+            f"anchors from {cache_file}: copy {entry['copy_gbps']:.0f} GB/s, "
+            f"empty launch {entry['launch_us']:.2f} µs"
+        )
         return {k: entry.get(k) for k in ("copy_gbps", "launch_us", "launch_graph_us")}
     found: dict[str, Any] = {"copy_gbps": None, "launch_us": None, "launch_graph_us": None}
     try:
@@ -297,11 +342,17 @@ def _anchors(cache_file: Path, report: dict[str, Any], remeasure: bool) -> dict[
         found["launch_us"], found["launch_graph_us"] = _empty_launch_us()
     except Exception as exc:  # noqa: BLE001
         report["notes"].append(f"empty launch not measured: {type(exc).__name__}: {exc}")
-    log(f"anchors measured: copy {_fmt(found['copy_gbps'])} GB/s, empty launch "
-        f"{_fmt(found['launch_us'], 2)} µs (graph {_fmt(found['launch_graph_us'], 2)} µs)")
+    log(
+        f"anchors measured: copy {_fmt(found['copy_gbps'])} GB/s, empty launch "
+        f"{_fmt(found['launch_us'], 2)} µs (graph {_fmt(found['launch_graph_us'], 2)} µs)"
+    )
     if found["copy_gbps"] and found["launch_us"]:
-        devices[report["device"]] = {**found, "torch": report["torch"], "triton": report["triton"],
-                                     "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        devices[report["device"]] = {
+            **found,
+            "torch": report["torch"],
+            "triton": report["triton"],
+            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
         try:
             _write(cache_file, {"schema": ANCHOR_SCHEMA, "devices": devices})
         except OSError as exc:
@@ -357,19 +408,28 @@ def _empty_kernel():
 
 # ---- one case -----------------------------------------------------------------------------------
 
-def _bench_case(case: Any, op: Any, modules: dict[str, Any], report: dict[str, Any],
-                with_compile: bool) -> dict[str, Any]:
+
+def _bench_case(
+    case: Any, op: Any, modules: dict[str, Any], report: dict[str, Any], with_compile: bool
+) -> dict[str, Any]:
     import torch
 
     from tutor.bench.recipe import clone_inputs
 
     row: dict[str, Any] = {
-        "label": case.label, "function": case.function, "shape": dict(case.shape),
-        "dtype": case.dtype, "bytes": op.bytes_moved(case.shape, case.dtype),
+        "label": case.label,
+        "function": case.function,
+        "shape": dict(case.shape),
+        "dtype": case.dtype,
+        "bytes": op.bytes_moved(case.shape, case.dtype),
         "flops": op.flop_count(case.shape),
         "decode": op.is_decode(case.shape),
         "large": op.is_large(case.shape, case.dtype),
-        "us": {}, "graph_us": {}, "max_diff": {}, "errors": {}, "notes": [],
+        "us": {},
+        "graph_us": {},
+        "max_diff": {},
+        "errors": {},
+        "notes": [],
     }
     base = op.inputs(case.shape, case.dtype, DEVICE)
     fns = _implementations(op, modules, case.function, row, with_compile)
@@ -401,8 +461,9 @@ def _bench_case(case: Any, op: Any, modules: dict[str, Any], report: dict[str, A
     return row
 
 
-def _implementations(op: Any, modules: dict[str, Any], function: str, row: dict[str, Any],
-                     with_compile: bool) -> dict[str, Callable[..., Any]]:
+def _implementations(
+    op: Any, modules: dict[str, Any], function: str, row: dict[str, Any], with_compile: bool
+) -> dict[str, Callable[..., Any]]:
     import torch
 
     fns: dict[str, Callable[..., Any]] = {"eager": op.eager}
@@ -424,8 +485,9 @@ def _implementations(op: Any, modules: dict[str, Any], function: str, row: dict[
     return fns
 
 
-def _time_one(name: str, fn: Callable[..., Any], op: Any, base: tuple, expected: Any,
-              row: dict[str, Any]) -> None:
+def _time_one(
+    name: str, fn: Callable[..., Any], op: Any, base: tuple, expected: Any, row: dict[str, Any]
+) -> None:
     import torch
 
     from tutor.bench.recipe import IN_PLACE_SETS, clone_inputs, max_excess
@@ -440,8 +502,9 @@ def _time_one(name: str, fn: Callable[..., Any], op: Any, base: tuple, expected:
         diff, excess = max_excess(op.results(fresh, returned), expected, row["dtype"])
         row["max_diff"][name] = diff if math.isfinite(diff) else None
         if excess > 1.0:
-            row["notes"].append(f"{SHOWN[name]} differs from torch eager at this shape "
-                                f"(max |diff| {diff:.3g})")
+            row["notes"].append(
+                f"{SHOWN[name]} differs from torch eager at this shape (max |diff| {diff:.3g})"
+            )
     del fresh, returned
     copies = IN_PLACE_SETS if op.in_place else 1
     sets = [clone_inputs(base) for _ in range(copies)]
@@ -458,8 +521,9 @@ def _time_one(name: str, fn: Callable[..., Any], op: Any, base: tuple, expected:
     log(f"  {name:<9} {row['us'][name]:9.2f} µs")
 
 
-def _graph_times(op: Any, fns: dict[str, Callable[..., Any]], base: tuple, row: dict[str, Any],
-                 l2_bytes: int) -> None:
+def _graph_times(
+    op: Any, fns: dict[str, Callable[..., Any]], base: tuple, row: dict[str, Any], l2_bytes: int
+) -> None:
     """CUDA-graph replay time of each implementation, the learner's last (its capture may fail)."""
     from tutor.bench.recipe import clone_inputs
 
@@ -480,6 +544,7 @@ def _graph_times(op: Any, fns: dict[str, Callable[..., Any]], base: tuple, row: 
 
 
 # ---- small helpers ------------------------------------------------------------------------------
+
 
 def _short(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
