@@ -14,8 +14,10 @@ def matmul_eager(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def _inputs(s, dtype, device, gen):
     # std 1/sqrt(sqrt(K)) each, so c = a @ b has unit size and bf16 keeps its precision.
     std = s["k"] ** -0.25
-    return (normal((s["m"], s["k"]), dtype, device, gen, std=std),
-            normal((s["k"], s["n"]), dtype, device, gen, std=std))
+    return (
+        normal((s["m"], s["k"]), dtype, device, gen, std=std),
+        normal((s["k"], s["n"]), dtype, device, gen, std=std),
+    )
 
 
 RECIPES = [

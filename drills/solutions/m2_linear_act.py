@@ -18,11 +18,24 @@ import triton.language as tl
 
 @triton.jit
 def _linear_gelu_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr,
-    M, N, K,
-    stride_xm, stride_xk, stride_wn, stride_wk, stride_ym, stride_yn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    M,
+    N,
+    K,
+    stride_xm,
+    stride_xk,
+    stride_wn,
+    stride_wk,
+    stride_ym,
+    stride_yn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
 ):
     # Grouped ordering, as in M1: GROUP_M tile rows share their columns of w in L2.
     pid = tl.program_id(0)
@@ -75,8 +88,9 @@ def linear_gelu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tens
     The sums and the epilogue run in fp32; fp32 inputs are multiplied in full fp32 ("ieee").
     """
     if x.dim() != 2 or w.dim() != 2 or x.shape[1] != w.shape[1]:
-        raise ValueError(f"linear_gelu needs x [M, K] and w [N, K], got {tuple(x.shape)} and "
-                         f"{tuple(w.shape)}")
+        raise ValueError(
+            f"linear_gelu needs x [M, K] and w [N, K], got {tuple(x.shape)} and {tuple(w.shape)}"
+        )
     if b.shape != (w.shape[0],):
         raise ValueError(f"b has shape {tuple(b.shape)}, expected ({w.shape[0]},)")
     if not (x.dtype == w.dtype == b.dtype) or not (x.device == w.device == b.device):
@@ -90,9 +104,25 @@ def linear_gelu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tens
         block_m, block_n, block_k, num_warps, precision = 128, 256, 64, 8, "tf32"
     grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
     _linear_gelu_kernel[grid](
-        x, w, b.contiguous(), y, m, n, k,
-        x.stride(0), x.stride(1), w.stride(0), w.stride(1), y.stride(0), y.stride(1),
-        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=8,
-        INPUT_PRECISION=precision, num_warps=num_warps, num_stages=3,
+        x,
+        w,
+        b.contiguous(),
+        y,
+        m,
+        n,
+        k,
+        x.stride(0),
+        x.stride(1),
+        w.stride(0),
+        w.stride(1),
+        y.stride(0),
+        y.stride(1),
+        BLOCK_M=block_m,
+        BLOCK_N=block_n,
+        BLOCK_K=block_k,
+        GROUP_M=8,
+        INPUT_PRECISION=precision,
+        num_warps=num_warps,
+        num_stages=3,
     )
     return y

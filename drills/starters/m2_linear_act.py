@@ -19,11 +19,24 @@ import triton.language as tl
 
 @triton.jit
 def _linear_gelu_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr,
-    M, N, K,
-    stride_xm, stride_xk, stride_wn, stride_wk, stride_ym, stride_yn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    M,
+    N,
+    K,
+    stride_xm,
+    stride_xk,
+    stride_wn,
+    stride_wk,
+    stride_ym,
+    stride_yn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
 ):
     # TODO: the tile (pid_m, pid_n), offs_m, offs_n, offs_k and the edge masks, as in M1.
     # TODO: x_ptrs as in M1; w_ptrs: a BLOCK_K x BLOCK_N tile of w.T, whose element (k, n)

@@ -21,6 +21,7 @@ import torch
 
 from tutor.harness import Backend, DrillFailure, Suspect, Tolerance, expect_close, round_to
 from tutor.harness import diagnoses as dx
+from tutor.harness.inputs import guard_fill, guard_value
 
 DRILL = "m1"
 
@@ -76,10 +77,13 @@ def _tol(dtype: torch.dtype, k: int, backend: Backend) -> Tolerance:
     bf16: products are exact and summed in fp32 on both backends; the result's rounding to
     bf16 can move by one ulp (at most 2**-7 relative) when the fp32 sum differs in its last bits.
     """
-    scale = k ** 0.5
+    scale = k**0.5
     if dtype == torch.float32:
-        return Tolerance(atol=1e-5 * scale, rtol=1e-5) if backend.is_cpu else \
-            Tolerance(atol=4e-3 * scale, rtol=2e-3)
+        return (
+            Tolerance(atol=1e-5 * scale, rtol=1e-5)
+            if backend.is_cpu
+            else Tolerance(atol=4e-3 * scale, rtol=2e-3)
+        )
     return Tolerance(atol=1e-4 * scale, rtol=2**-7)
 
 
@@ -95,9 +99,10 @@ def _guarded(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     harness's `guarded` keeps 16384, too few for K = 300, so this keeps 257 * max(R, C).
     """
     guard = 257 * max(values.shape)
-    buffer = torch.full((values.numel() + 2 * guard,), NAN, dtype=values.dtype,
-                        device=values.device)
-    view = buffer[guard:guard + values.numel()].view(values.shape)
+    buffer = torch.full(
+        (values.numel() + 2 * guard,), guard_value(), dtype=values.dtype, device=values.device
+    )
+    view = buffer[guard : guard + values.numel()].view(values.shape)
     view.copy_(values)
     return view, buffer
 
@@ -114,8 +119,7 @@ def transposed(values: torch.Tensor) -> torch.Tensor:
 def column_slice(values: torch.Tensor) -> torch.Tensor:
     """values as the first columns of a wider tensor: rows 7 elements longer in memory (NaN)."""
     rows, cols = values.shape
-    wide, _ = _guarded(torch.full((rows, cols + 7), NAN, dtype=values.dtype,
-                                  device=values.device))
+    wide, _ = _guarded(torch.full((rows, cols + 7), NAN, dtype=values.dtype, device=values.device))
     view = wide[:, :cols]
     view.copy_(values)
     return view
@@ -152,10 +156,14 @@ def suspects(a: torch.Tensor, b: torch.Tensor, backend: Backend) -> list[Suspect
     k = a.shape[1]
     found = []
     for kept in sorted({k - k % block for block in BLOCK_KS if k % block}):
-        found.append(Suspect(
-            K_TAIL, round_to(reference(a[:, :kept], b[:kept]), a.dtype, backend),
-            f"a @ b over the first {kept} of the K = {k} columns only: the last, partial K "
-            f"block (K is no multiple of BLOCK_K) was left out of the loop"))
+        found.append(
+            Suspect(
+                K_TAIL,
+                round_to(reference(a[:, :kept], b[:kept]), a.dtype, backend),
+                f"a @ b over the first {kept} of the K = {k} columns only: the last, partial K "
+                f"block (K is no multiple of BLOCK_K) was left out of the loop",
+            )
+        )
     return found
 
 
@@ -167,7 +175,8 @@ def _call(impl, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         if failure.diagnosis != dx.MISSING_MASK:
             raise
         raise DrillFailure(
-            EDGE_TILES, failure.message,
+            EDGE_TILES,
+            failure.message,
             f"c is {a.shape[0]} x {b.shape[1]}, no multiple of your tile: the bottom and right "
             "tiles stick out of it, and their lanes past M or N were stored.",
         ) from None
@@ -182,12 +191,22 @@ def _looks_right(impl, backend: Backend, a_values, b_values, layout: str) -> boo
         return False
     want = round_to(reference(a_values, b_values), a_values.dtype, backend)
     tol = _tol(a_values.dtype, a_values.shape[1], backend)
-    return (isinstance(c, torch.Tensor) and c.shape == want.shape and c.dtype == want.dtype
-            and torch.allclose(c.float(), want.float(), atol=tol.atol, rtol=tol.rtol))
+    return (
+        isinstance(c, torch.Tensor)
+        and c.shape == want.shape
+        and c.dtype == want.dtype
+        and torch.allclose(c.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
+    )
 
 
-def check_matmul(impl, backend: Backend, a_values: torch.Tensor, b_values: torch.Tensor,
-                 layout: str, extra_suspects: tuple[Suspect, ...] = ()) -> None:
+def check_matmul(
+    impl,
+    backend: Backend,
+    a_values: torch.Tensor,
+    b_values: torch.Tensor,
+    layout: str,
+    extra_suspects: tuple[Suspect, ...] = (),
+) -> None:
     """c = matmul(a, b) with a and b laid out as `layout`, diagnosed when wrong."""
     lay_a, lay_b = LAYOUTS[layout]
     a, b = lay_a(a_values), lay_b(b_values)
@@ -196,48 +215,81 @@ def check_matmul(impl, backend: Backend, a_values: torch.Tensor, b_values: torch
     want = reference(a_values, b_values)
     try:
         expect_close(
-            c, round_to(want, a.dtype, backend), what="c", tol=_tol(a.dtype, k, backend),
+            c,
+            round_to(want, a.dtype, backend),
+            what="c",
+            tol=_tol(a.dtype, k, backend),
             suspects=[*suspects(a_values, b_values, backend), *extra_suspects],
             fp32_rerun=lambda: _call(impl, lay_a(a_values.float()), lay_b(b_values.float())),
-            fp32_expected=want, reads_guarded=True,
+            fp32_expected=want,
+            reads_guarded=True,
         )
     except DrillFailure as failure:
         if failure.diagnosis in (dx.MISMATCH, dx.NAN_OR_INF, dx.TAIL_WRONG, dx.MISSING_MASK):
             # NaN can also come from a slice's slack read with the wrong strides: layout first.
             _diagnose_layout(impl, backend, a_values, b_values, layout, failure)
-        if failure.diagnosis == dx.MISSING_MASK:
+        if failure.diagnosis == dx.MISSING_MASK and _nan_from_guards(
+            impl, a_values, b_values, layout
+        ):
             raise DrillFailure(
-                K_TAIL, failure.message,
+                K_TAIL,
+                failure.message,
                 "NaN came in from just past the end of a or b along K (the test puts NaN "
                 f"there): with K = {k}, the last K block is partial and its lanes past K "
                 "must be masked. Loads past M or N only reach outputs the store drops.",
+                where=failure.where,
+                error_map=failure.error_map,
             ) from None
         if failure.diagnosis == dx.BF16_NO_UPCAST:
             raise DrillFailure(
-                ACC_DTYPE, failure.message,
+                ACC_DTYPE,
+                failure.message,
                 "The same kernel is right on fp32 inputs, and tl.dot itself is exact for bf16: "
                 "what goes wrong is the sum along K, kept in bf16 between K blocks.",
+                where=failure.where,
+                error_map=failure.error_map,
             ) from None
         raise
 
 
-def _diagnose_layout(impl, backend, a_values, b_values, layout: str,
-                     failure: DrillFailure) -> None:
+def _nan_from_guards(impl, a_values, b_values, layout: str) -> bool:
+    """Whether the NaN in c go away when the memory around a and b holds 0 instead of NaN.
+
+    If they stay, the kernel makes them itself (0 * inf, inf - inf), not by reading past K.
+    """
+    lay_a, lay_b = LAYOUTS[layout]
+    with guard_fill(0.0):
+        try:
+            c = _call(impl, lay_a(a_values), lay_b(b_values))
+        except DrillFailure:
+            return True
+    return not isinstance(c, torch.Tensor) or bool(torch.isfinite(c).all())
+
+
+def _diagnose_layout(impl, backend, a_values, b_values, layout: str, failure: DrillFailure) -> None:
     """Name ptr-advance (or ignored strides) when another layout of the same values is right."""
-    strides = f"a's strides {LAYOUTS[layout][0](a_values).stride()}, " \
-              f"b's {LAYOUTS[layout][1](b_values).stride()}"
+    strides = (
+        f"a's strides {LAYOUTS[layout][0](a_values).stride()}, "
+        f"b's {LAYOUTS[layout][1](b_values).stride()}"
+    )
     if layout != "unit-k" and _looks_right(impl, backend, a_values, b_values, "unit-k"):
         raise DrillFailure(
-            PTR_ADVANCE, failure.message,
+            PTR_ADVANCE,
+            failure.message,
             f"The same values are right when a and b both have stride 1 along K, wrong with "
             f"{strides}: the pointers move BLOCK_K elements per K block, not "
             "BLOCK_K * stride_ak (and BLOCK_K * stride_bk).",
+            where=failure.where,
+            error_map=failure.error_map,
         ) from None
     if layout != "contiguous" and _looks_right(impl, backend, a_values, b_values, "contiguous"):
         raise DrillFailure(
-            dx.ROW_STRIDE, failure.message,
+            dx.ROW_STRIDE,
+            failure.message,
             f"The same values are right in contiguous tensors, wrong with {strides}: the kernel "
             "assumes a layout instead of using the strides it is given.",
+            where=failure.where,
+            error_map=failure.error_map,
         ) from None
 
 
@@ -265,8 +317,9 @@ def test_matmul_contiguous(impl, backend, shape, dtype):
     check_matmul(impl, backend, a, b, "contiguous")
 
 
-@pytest.mark.parametrize("layout", ["unit-k", "a-transposed", "a-transposed-b-contiguous",
-                                    "a-sliced-b-transposed"])
+@pytest.mark.parametrize(
+    "layout", ["unit-k", "a-transposed", "a-transposed-b-contiguous", "a-sliced-b-transposed"]
+)
 def test_matmul_strided(impl, backend, layout):
     """Transposed views and a column slice, read in place: c must not depend on the layout.
 
@@ -292,11 +345,14 @@ def test_matmul_bf16_accumulator(impl, backend):
     gen = torch.Generator().manual_seed(9)
     choices = torch.tensor([1 / 16, 3 / 32, 7 / 64])
     a = torch.cat([torch.ones(m, k_big), torch.full((m, k_small), 1 / 32)], dim=1)
-    b = torch.cat([torch.ones(k_big, n),
-                   choices[torch.randint(0, 3, (k_small, n), generator=gen)]], dim=0)
+    b = torch.cat(
+        [torch.ones(k_big, n), choices[torch.randint(0, 3, (k_small, n), generator=gen)]], dim=0
+    )
     a, b = (t.to(device=backend.device, dtype=torch.bfloat16) for t in (a, b))
-    stuck = Suspect(ACC_DTYPE, torch.full((m, n), 256.0, device=backend.device,
-                                          dtype=torch.bfloat16),
-                    "256, the sum of the first K block(s): every later block adds less than "
-                    "half a bf16 ulp, so a bf16 accumulator rounds it away")
+    stuck = Suspect(
+        ACC_DTYPE,
+        torch.full((m, n), 256.0, device=backend.device, dtype=torch.bfloat16),
+        "256, the sum of the first K block(s): every later block adds less than "
+        "half a bf16 ulp, so a bf16 accumulator rounds it away",
+    )
     check_matmul(impl, backend, a, b, "contiguous", extra_suspects=(stuck,))

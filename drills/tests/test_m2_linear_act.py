@@ -17,6 +17,7 @@ import pytest
 import torch
 
 from tutor.harness import Backend, Suspect, Tolerance, expect_close, round_to
+from tutor.harness.inputs import guard_value
 
 DRILL = "m2"
 
@@ -66,8 +67,9 @@ def _tol(dtype: torch.dtype, backend: Backend) -> Tolerance:
     bf16: the final rounding can move by one ulp (2**-7 relative at most).
     """
     if dtype == torch.float32:
-        return Tolerance(atol=1e-5, rtol=1e-5) if backend.is_cpu else \
-            Tolerance(atol=5e-3, rtol=2e-3)
+        return (
+            Tolerance(atol=1e-5, rtol=1e-5) if backend.is_cpu else Tolerance(atol=5e-3, rtol=2e-3)
+        )
     return Tolerance(atol=1e-4, rtol=2**-7)
 
 
@@ -79,9 +81,10 @@ def _tol(dtype: torch.dtype, backend: Backend) -> Tolerance:
 def _guarded(values: torch.Tensor) -> torch.Tensor:
     """A contiguous copy of `values` with NaN on both sides, more than any tile overhangs."""
     guard = 257 * max(values.shape)
-    buffer = torch.full((values.numel() + 2 * guard,), NAN, dtype=values.dtype,
-                        device=values.device)
-    view = buffer[guard:guard + values.numel()].view(values.shape)
+    buffer = torch.full(
+        (values.numel() + 2 * guard,), guard_value(), dtype=values.dtype, device=values.device
+    )
+    view = buffer[guard : guard + values.numel()].view(values.shape)
     view.copy_(values)
     return view
 
@@ -104,7 +107,7 @@ def _inputs(m: int, k: int, n: int, seed: int, dtype: torch.dtype, device: str):
 
 
 def gelu(v: torch.Tensor) -> torch.Tensor:
-    return 0.5 * v * (1 + torch.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v ** 3)))
+    return 0.5 * v * (1 + torch.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v**3)))
 
 
 def reference(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -112,13 +115,18 @@ def reference(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor
     return gelu(x.double() @ w.double().T + b.double())
 
 
-def _per_block(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, block: int,
-               step: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+def _per_block(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    b: torch.Tensor,
+    block: int,
+    step: Callable[[torch.Tensor], torch.Tensor],
+) -> torch.Tensor:
     """acc = step(acc + x[:, blk] @ w[:, blk].T) for every K block of `block` columns."""
     xd, wd = x.double(), w.double()
     acc = torch.zeros(x.shape[0], w.shape[0], dtype=torch.float64, device=x.device)
     for start in range(0, x.shape[1], block):
-        acc = step(acc + xd[:, start:start + block] @ wd[:, start:start + block].T)
+        acc = step(acc + xd[:, start : start + block] @ wd[:, start : start + block].T)
     return acc
 
 
@@ -132,54 +140,79 @@ def _as_k_by_n(w: torch.Tensor) -> torch.Tensor | None:
     return w.reshape(-1)[index.to(w.device)]
 
 
-def suspects(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor,
-             backend: Backend) -> list[Suspect]:
+def suspects(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, backend: Backend) -> list[Suspect]:
     m, k = x.shape
     n = w.shape[0]
     xd, wd, bd = x.double(), w.double(), b.double()
     xw = xd @ wd.T
     found = [
-        (BIAS_AXIS, gelu(xw + bd[:m, None]),
-         f"the bias added along the rows: y[m, n] got b[m] (M = {m}), not b[n]"),
+        (
+            BIAS_AXIS,
+            gelu(xw + bd[:m, None]),
+            f"the bias added along the rows: y[m, n] got b[m] (M = {m}), not b[n]",
+        ),
         (EPILOGUE_ORDER, gelu(xw) + bd, "gelu(x @ w.T) + b: GELU applied before the bias"),
-        (WEIGHT_TRANSPOSE, gelu(xd @ wd.reshape(k, n) + bd),
-         "x @ w.reshape(K, N) + b: w's [N, K] memory read as a [K, N] matrix (a reshape is "
-         "not a transpose)"),
+        (
+            WEIGHT_TRANSPOSE,
+            gelu(xd @ wd.reshape(k, n) + bd),
+            "x @ w.reshape(K, N) + b: w's [N, K] memory read as a [K, N] matrix (a reshape is "
+            "not a transpose)",
+        ),
     ]
     as_kn = _as_k_by_n(w)
     if as_kn is not None:
-        found.append((WEIGHT_TRANSPOSE, gelu(xd @ as_kn.double() + bd),
-                      "w's strides used as if w were [K, N]: element (k, n) of the tile read "
-                      "at k * stride(0) + n * stride(1), which is w[k, n], not w[n, k]"))
+        found.append(
+            (
+                WEIGHT_TRANSPOSE,
+                gelu(xd @ as_kn.double() + bd),
+                "w's strides used as if w were [K, N]: element (k, n) of the tile read "
+                "at k * stride(0) + n * stride(1), which is w[k, n], not w[n, k]",
+            )
+        )
     for block in BLOCK_KS:
         blocks = -(-k // block)
         if blocks < 2:
             continue
         found += [
-            (EPILOGUE_IN_LOOP, gelu(xw + blocks * bd),
-             f"gelu(x @ w.T + {blocks} * b): the bias added in each of the {blocks} K blocks "
-             f"(BLOCK_K = {block})"),
-            (EPILOGUE_IN_LOOP, _per_block(x, w, b, block, lambda acc: gelu(acc + bd)),
-             f"bias and GELU applied to the running sum after each of the {blocks} K blocks "
-             f"(BLOCK_K = {block})"),
-            (EPILOGUE_IN_LOOP, gelu(_per_block(x, w, b, block, gelu) + bd),
-             f"GELU applied to the running sum after each of the {blocks} K blocks "
-             f"(BLOCK_K = {block})"),
+            (
+                EPILOGUE_IN_LOOP,
+                gelu(xw + blocks * bd),
+                f"gelu(x @ w.T + {blocks} * b): the bias added in each of the {blocks} K blocks "
+                f"(BLOCK_K = {block})",
+            ),
+            (
+                EPILOGUE_IN_LOOP,
+                _per_block(x, w, b, block, lambda acc: gelu(acc + bd)),
+                f"bias and GELU applied to the running sum after each of the {blocks} K blocks "
+                f"(BLOCK_K = {block})",
+            ),
+            (
+                EPILOGUE_IN_LOOP,
+                gelu(_per_block(x, w, b, block, gelu) + bd),
+                f"GELU applied to the running sum after each of the {blocks} K blocks "
+                f"(BLOCK_K = {block})",
+            ),
         ]
     return [Suspect(d, round_to(v.float(), x.dtype, backend), story) for d, v, story in found]
 
 
-def check_linear_gelu(impl, backend: Backend, x: torch.Tensor, w: torch.Tensor,
-                      b: torch.Tensor) -> None:
+def check_linear_gelu(
+    impl, backend: Backend, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor
+) -> None:
     """y = linear_gelu(x, w, b) on NaN-guarded copies, diagnosed when wrong."""
     y = impl.linear_gelu(_guarded(x), _guarded(w), _guarded(b))
     want = reference(x, w, b).float()
     expect_close(
-        y, round_to(want, x.dtype, backend), what="y", tol=_tol(x.dtype, backend),
+        y,
+        round_to(want, x.dtype, backend),
+        what="y",
+        tol=_tol(x.dtype, backend),
         suspects=suspects(x, w, b, backend),
-        fp32_rerun=lambda: impl.linear_gelu(_guarded(x.float()), _guarded(w.float()),
-                                            _guarded(b.float())),
-        fp32_expected=want, reads_guarded=True,
+        fp32_rerun=lambda: impl.linear_gelu(
+            _guarded(x.float()), _guarded(w.float()), _guarded(b.float())
+        ),
+        fp32_expected=want,
+        reads_guarded=True,
     )
 
 
@@ -225,5 +258,11 @@ def test_linear_gelu_strided(impl, backend):
     w = _guarded(w_values.t().contiguous()).t()
     y = impl.linear_gelu(x, w, _guarded(b))
     want = reference(x_values, w_values, b).float()
-    expect_close(y, want, what="y", tol=_tol(torch.float32, backend),
-                 suspects=suspects(x_values, w_values, b, backend), reads_guarded=True)
+    expect_close(
+        y,
+        want,
+        what="y",
+        tol=_tol(torch.float32, backend),
+        suspects=suspects(x_values, w_values, b, backend),
+        reads_guarded=True,
+    )

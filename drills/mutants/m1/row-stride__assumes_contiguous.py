@@ -9,11 +9,23 @@ import triton.language as tl
 
 @triton.jit
 def _matmul_kernel(
-    a_ptr, b_ptr, c_ptr,
-    M, N, K,
-    stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+    a_ptr,
+    b_ptr,
+    c_ptr,
+    M,
+    N,
+    K,
+    stride_am,
+    stride_ak,
+    stride_bk,
+    stride_bn,
+    stride_cm,
+    stride_cn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
 ):
     # Grouped ordering: consecutive program ids go down a column of GROUP_M tiles before they
     # move right, so a group reuses GROUP_M rows of a and a few columns of b from L2.
@@ -75,9 +87,24 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         block_m, block_n, block_k, num_warps, precision = 128, 256, 64, 8, "tf32"
     grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
     _matmul_kernel[grid](
-        a, b, c, m, n, k,
-        k, 1, n, 1, c.stride(0), c.stride(1),
-        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, GROUP_M=8,
-        INPUT_PRECISION=precision, num_warps=num_warps, num_stages=3,
+        a,
+        b,
+        c,
+        m,
+        n,
+        k,
+        k,
+        1,
+        n,
+        1,
+        c.stride(0),
+        c.stride(1),
+        BLOCK_M=block_m,
+        BLOCK_N=block_n,
+        BLOCK_K=block_k,
+        GROUP_M=8,
+        INPUT_PRECISION=precision,
+        num_warps=num_warps,
+        num_stages=3,
     )
     return c
