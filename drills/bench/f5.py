@@ -12,8 +12,9 @@ TARGET_ITEMSIZE = 8  # int64 targets
 LOSS_ITEMSIZE = 4  # the 0-dim float32 loss
 
 
-def cross_entropy_eager(logits: torch.Tensor, target: torch.Tensor,
-                        ignore_index: int = IGNORE_INDEX) -> tuple[torch.Tensor, torch.Tensor]:
+def cross_entropy_eager(
+    logits: torch.Tensor, target: torch.Tensor, ignore_index: int = IGNORE_INDEX
+) -> tuple[torch.Tensor, torch.Tensor]:
     """F.cross_entropy's forward and backward in closed form, in fp32, as torch ops.
 
     The same numbers as F.cross_entropy(logits.float(), target, ignore_index=...) followed by

@@ -8,8 +8,13 @@ import torch.nn.functional as F
 from tutor.bench.recipe import Recipe, normal
 
 
-def attention_eager(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
-                    sm_scale: float | None = None) -> torch.Tensor:
+def attention_eager(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool = False,
+    sm_scale: float | None = None,
+) -> torch.Tensor:
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=sm_scale)
 
 

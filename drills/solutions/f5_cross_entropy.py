@@ -26,8 +26,15 @@ MAX_BLOCK_V = 32768  # Liger-Kernel's MAX_FUSED_SIZE: 32 values per thread at 32
 
 @triton.jit
 def _cross_entropy_kernel(
-    logits_ptr, target_ptr, dlogits_ptr, loss_rows_ptr, n_valid_ptr,
-    logits_row_stride, dlogits_row_stride, n_cols, ignore_index,
+    logits_ptr,
+    target_ptr,
+    dlogits_ptr,
+    loss_rows_ptr,
+    n_valid_ptr,
+    logits_row_stride,
+    dlogits_row_stride,
+    n_cols,
+    ignore_index,
     BLOCK_V: tl.constexpr,
 ):
     row_idx = tl.program_id(0).to(tl.int64)  # int64: row_idx * stride passes 2**31 at 128k vocab
@@ -91,8 +98,10 @@ def cross_entropy(
     new contiguous [T, V] tensor of logits' dtype.
     """
     if logits.dim() != 2 or target.shape != (logits.shape[0],):
-        raise ValueError(f"logits must be [T, V] and target [T]; got {tuple(logits.shape)} "
-                         f"and {tuple(target.shape)}")
+        raise ValueError(
+            f"logits must be [T, V] and target [T]; got {tuple(logits.shape)} "
+            f"and {tuple(target.shape)}"
+        )
     if target.device != logits.device:
         raise ValueError(f"target is on {target.device}, logits on {logits.device}")
     if logits.stride(-1) != 1:
@@ -104,8 +113,16 @@ def cross_entropy(
     n_valid = (target != ignore_index).sum()
     block_v = min(triton.next_power_of_2(n_cols), MAX_BLOCK_V)
     _cross_entropy_kernel[(n_rows,)](
-        logits, target, dlogits, loss_rows, n_valid,
-        logits.stride(0), dlogits.stride(0), n_cols, ignore_index,
-        BLOCK_V=block_v, num_warps=_num_warps(block_v),
+        logits,
+        target,
+        dlogits,
+        loss_rows,
+        n_valid,
+        logits.stride(0),
+        dlogits.stride(0),
+        n_cols,
+        ignore_index,
+        BLOCK_V=block_v,
+        num_warps=_num_warps(block_v),
     )
     return loss_rows.sum(), dlogits

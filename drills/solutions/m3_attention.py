@@ -27,9 +27,23 @@ LOG2E = 1.4426950408889634  # log2(e): e^x = 2^(x * log2(e))
 
 @triton.jit
 def _attn_fwd_inner(
-    acc, l_i, m_i, q, k_base, v_base, k_seq_stride, v_seq_stride,
-    offs_m, offs_d, seq_len, qk_scale, lo, hi,
-    MASKED: tl.constexpr, CAUSAL: tl.constexpr, BLOCK_N: tl.constexpr,
+    acc,
+    l_i,
+    m_i,
+    q,
+    k_base,
+    v_base,
+    k_seq_stride,
+    v_seq_stride,
+    offs_m,
+    offs_d,
+    seq_len,
+    qk_scale,
+    lo,
+    hi,
+    MASKED: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    BLOCK_N: tl.constexpr,
 ):
     """Fold key blocks [lo, hi) into (acc, l_i, m_i); MASKED blocks mask padding and j > i."""
     for start_n in range(lo, hi, BLOCK_N):
@@ -64,14 +78,29 @@ def _attn_fwd_inner(
 
 @triton.jit
 def _attn_fwd_kernel(
-    q_ptr, k_ptr, v_ptr, o_ptr,
-    q_batch_stride, q_head_stride, q_seq_stride,
-    k_batch_stride, k_head_stride, k_seq_stride,
-    v_batch_stride, v_head_stride, v_seq_stride,
-    o_batch_stride, o_head_stride, o_seq_stride,
-    n_heads, seq_len, qk_scale,
-    CAUSAL: tl.constexpr, HEAD_DIM: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    o_ptr,
+    q_batch_stride,
+    q_head_stride,
+    q_seq_stride,
+    k_batch_stride,
+    k_head_stride,
+    k_seq_stride,
+    v_batch_stride,
+    v_head_stride,
+    v_seq_stride,
+    o_batch_stride,
+    o_head_stride,
+    o_seq_stride,
+    n_heads,
+    seq_len,
+    qk_scale,
+    CAUSAL: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
 ):
     start_m = tl.program_id(0) * BLOCK_M
     batch_head = tl.program_id(1).to(tl.int64)  # int64: offsets of large tensors pass 2**31
@@ -98,14 +127,42 @@ def _attn_fwd_kernel(
         full_end = (seq_len // BLOCK_N) * BLOCK_N  # every key of these blocks is inside S
         masked_end = seq_len  # the partial block, if any
     acc, l_i, m_i = _attn_fwd_inner(
-        acc, l_i, m_i, q, k_base, v_base, k_seq_stride, v_seq_stride,
-        offs_m, offs_d, seq_len, qk_scale, 0, full_end,
-        MASKED=False, CAUSAL=CAUSAL, BLOCK_N=BLOCK_N,
+        acc,
+        l_i,
+        m_i,
+        q,
+        k_base,
+        v_base,
+        k_seq_stride,
+        v_seq_stride,
+        offs_m,
+        offs_d,
+        seq_len,
+        qk_scale,
+        0,
+        full_end,
+        MASKED=False,
+        CAUSAL=CAUSAL,
+        BLOCK_N=BLOCK_N,
     )
     acc, l_i, m_i = _attn_fwd_inner(
-        acc, l_i, m_i, q, k_base, v_base, k_seq_stride, v_seq_stride,
-        offs_m, offs_d, seq_len, qk_scale, full_end, masked_end,
-        MASKED=True, CAUSAL=CAUSAL, BLOCK_N=BLOCK_N,
+        acc,
+        l_i,
+        m_i,
+        q,
+        k_base,
+        v_base,
+        k_seq_stride,
+        v_seq_stride,
+        offs_m,
+        offs_d,
+        seq_len,
+        qk_scale,
+        full_end,
+        masked_end,
+        MASKED=True,
+        CAUSAL=CAUSAL,
+        BLOCK_N=BLOCK_N,
     )
 
     out = acc / l_i[:, None]
@@ -126,8 +183,13 @@ def _config(head_dim: int, itemsize: int) -> tuple[int, int, int, int]:
     return 128, 64, (4 if head_dim <= 64 else 8), 3
 
 
-def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
-              sm_scale: float | None = None) -> torch.Tensor:
+def attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool = False,
+    sm_scale: float | None = None,
+) -> torch.Tensor:
     """Scaled dot-product attention, forward: softmax(q @ k^T * sm_scale [causal]) @ v.
 
     q, k, v: [B, H, S, D], one dtype (float32, float16 or bfloat16), D in {16, 32, 64, 128}.
@@ -136,8 +198,9 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     causal masks key j > query i. Returns a new contiguous [B, H, S, D] tensor of q's dtype.
     """
     if q.dim() != 4 or k.shape != q.shape or v.shape != q.shape:
-        raise ValueError(f"q, k, v must share one [B, H, S, D] shape, got {q.shape}, "
-                         f"{k.shape}, {v.shape}")
+        raise ValueError(
+            f"q, k, v must share one [B, H, S, D] shape, got {q.shape}, {k.shape}, {v.shape}"
+        )
     if not (q.dtype == k.dtype == v.dtype):
         raise TypeError(f"q, k, v must share a dtype, got {q.dtype}, {k.dtype}, {v.dtype}")
     batch, n_heads, seq_len, head_dim = q.shape
@@ -151,13 +214,30 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = 
     block_m, block_n, num_warps, num_stages = _config(head_dim, q.element_size())
     grid = (triton.cdiv(seq_len, block_m), batch * n_heads)
     _attn_fwd_kernel[grid](
-        q, k, v, out,
-        q.stride(0), q.stride(1), q.stride(2),
-        k.stride(0), k.stride(1), k.stride(2),
-        v.stride(0), v.stride(1), v.stride(2),
-        out.stride(0), out.stride(1), out.stride(2),
-        n_heads, seq_len, sm_scale * LOG2E,
-        CAUSAL=bool(causal), HEAD_DIM=head_dim, BLOCK_M=block_m, BLOCK_N=block_n,
-        num_warps=num_warps, num_stages=num_stages,
+        q,
+        k,
+        v,
+        out,
+        q.stride(0),
+        q.stride(1),
+        q.stride(2),
+        k.stride(0),
+        k.stride(1),
+        k.stride(2),
+        v.stride(0),
+        v.stride(1),
+        v.stride(2),
+        out.stride(0),
+        out.stride(1),
+        out.stride(2),
+        n_heads,
+        seq_len,
+        sm_scale * LOG2E,
+        CAUSAL=bool(causal),
+        HEAD_DIM=head_dim,
+        BLOCK_M=block_m,
+        BLOCK_N=block_n,
+        num_warps=num_warps,
+        num_stages=num_stages,
     )
     return out

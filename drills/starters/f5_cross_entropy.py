@@ -30,8 +30,15 @@ import triton.language as tl
 
 @triton.jit
 def _cross_entropy_kernel(
-    logits_ptr, target_ptr, dlogits_ptr, loss_rows_ptr, n_valid_ptr,
-    logits_row_stride, dlogits_row_stride, n_cols, ignore_index,
+    logits_ptr,
+    target_ptr,
+    dlogits_ptr,
+    loss_rows_ptr,
+    n_valid_ptr,
+    logits_row_stride,
+    dlogits_row_stride,
+    n_cols,
+    ignore_index,
     BLOCK_V: tl.constexpr,
 ):
     """Row tl.program_id(0): its loss / n_valid into loss_rows[row], its gradient into dlogits.

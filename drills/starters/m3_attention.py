@@ -39,14 +39,29 @@ LOG2E = 1.4426950408889634  # log2(e): e^x = 2^(x * log2(e))
 
 @triton.jit
 def _attn_fwd_kernel(
-    q_ptr, k_ptr, v_ptr, o_ptr,
-    q_batch_stride, q_head_stride, q_seq_stride,
-    k_batch_stride, k_head_stride, k_seq_stride,
-    v_batch_stride, v_head_stride, v_seq_stride,
-    o_batch_stride, o_head_stride, o_seq_stride,
-    n_heads, seq_len, qk_scale,
-    CAUSAL: tl.constexpr, HEAD_DIM: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    o_ptr,
+    q_batch_stride,
+    q_head_stride,
+    q_seq_stride,
+    k_batch_stride,
+    k_head_stride,
+    k_seq_stride,
+    v_batch_stride,
+    v_head_stride,
+    v_seq_stride,
+    o_batch_stride,
+    o_head_stride,
+    o_seq_stride,
+    n_heads,
+    seq_len,
+    qk_scale,
+    CAUSAL: tl.constexpr,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
 ):
     """out rows [pid0 * BLOCK_M, (pid0 + 1) * BLOCK_M) of head pid1 (= batch * n_heads + head).
 
@@ -71,8 +86,13 @@ def _attn_fwd_kernel(
     pass
 
 
-def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool = False,
-              sm_scale: float | None = None) -> torch.Tensor:
+def attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool = False,
+    sm_scale: float | None = None,
+) -> torch.Tensor:
     """Scaled dot-product attention, forward: softmax(q @ k^T * sm_scale [causal]) @ v.
 
     q, k, v: [B, H, S, D], one dtype (float32, float16 or bfloat16), D in {16, 32, 64, 128}.

@@ -79,8 +79,14 @@ class CrossEntropy(NamedTuple):
 
 
 def cross_entropy_fp64(
-    logits: torch.Tensor, target: torch.Tensor, ignore_index: int, *, pad: int = 0,
-    divisor: str = "counted", scale_grad: bool = True, one_hot: bool = True,
+    logits: torch.Tensor,
+    target: torch.Tensor,
+    ignore_index: int,
+    *,
+    pad: int = 0,
+    divisor: str = "counted",
+    scale_grad: bool = True,
+    one_hot: bool = True,
 ) -> CrossEntropy:
     """loss and dlogits in fp64 from the values the kernel loads.
 
@@ -117,24 +123,37 @@ def _pads(n_cols: int) -> list[int]:
 def mistakes(logits, target, ignore_index) -> list[tuple[str, CrossEntropy, str]]:
     """(diagnosis, what the outputs would be, story) for each suspect."""
     found = [
-        (VOCAB_PADDING, cross_entropy_fp64(logits, target, ignore_index, pad=pad),
-         f"a logsumexp with {pad} padded lanes loaded as 0 in it: each adds exp(0) to the sum")
+        (
+            VOCAB_PADDING,
+            cross_entropy_fp64(logits, target, ignore_index, pad=pad),
+            f"a logsumexp with {pad} padded lanes loaded as 0 in it: each adds exp(0) to the sum",
+        )
         for pad in _pads(logits.shape[-1])
     ]
     found += [
-        (IGNORE_INDEX_MEAN, cross_entropy_fp64(logits, target, ignore_index, divisor="rows"),
-         "the mean taken over all T rows, the ignored ones included, instead of the counted "
-         "rows"),
-        (GRAD_SCALE, cross_entropy_fp64(logits, target, ignore_index, scale_grad=False),
-         "softmax - onehot without the division by the number of counted rows"),
-        (GRAD_TARGET, cross_entropy_fp64(logits, target, ignore_index, one_hot=False),
-         "softmax / n_valid with no one-hot subtracted at the target column"),
+        (
+            IGNORE_INDEX_MEAN,
+            cross_entropy_fp64(logits, target, ignore_index, divisor="rows"),
+            "the mean taken over all T rows, the ignored ones included, instead of the counted "
+            "rows",
+        ),
+        (
+            GRAD_SCALE,
+            cross_entropy_fp64(logits, target, ignore_index, scale_grad=False),
+            "softmax - onehot without the division by the number of counted rows",
+        ),
+        (
+            GRAD_TARGET,
+            cross_entropy_fp64(logits, target, ignore_index, one_hot=False),
+            "softmax / n_valid with no one-hot subtracted at the target column",
+        ),
     ]
     return found
 
 
-def _misplaced_one_hot(got: torch.Tensor, logits: torch.Tensor, target: torch.Tensor,
-                       ignore_index: int) -> str | None:
+def _misplaced_one_hot(
+    got: torch.Tensor, logits: torch.Tensor, target: torch.Tensor, ignore_index: int
+) -> str | None:
     """If got is softmax / n minus 1/n at columns other than the targets', say where; else None.
 
     What the kernel subtracted, in units of 1/n, is (softmax / n - got) * n: the one-hot itself
@@ -159,11 +178,16 @@ def _misplaced_one_hot(got: torch.Tensor, logits: torch.Tensor, target: torch.Te
     misplaced = [(row, ones[i].nonzero()[:, 0].tolist()) for i, row in enumerate(rows)]
     misplaced = [(row, cols) for row, cols in misplaced if cols != [int(tgt[row])]]
     row, cols = max(misplaced, key=lambda found: len(found[1]) > 0)  # a misplaced one first
-    where = ("nowhere" if not cols else "at column(s) " + ", ".join(map(str, cols[:4]))
-             + (", ..." if len(cols) > 4 else ""))
-    return (f"Row {row} (target {int(tgt[row])}) had the one-hot subtracted {where}: "
-            "softmax / n is right, but -1 / n belongs at column target[row] and only there "
-            "(compare the global column index, start + lane, with it).")
+    where = (
+        "nowhere"
+        if not cols
+        else "at column(s) " + ", ".join(map(str, cols[:4])) + (", ..." if len(cols) > 4 else "")
+    )
+    return (
+        f"Row {row} (target {int(tgt[row])}) had the one-hot subtracted {where}: "
+        "softmax / n is right, but -1 / n belongs at column target[row] and only there "
+        "(compare the global column index, start + lane, with it)."
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -174,16 +198,25 @@ def _misplaced_one_hot(got: torch.Tensor, logits: torch.Tensor, target: torch.Te
 def _call(impl, logits, target, ignore_index) -> CrossEntropy:
     out = impl.cross_entropy(logits, target, ignore_index)
     if not (isinstance(out, tuple | list) and len(out) == 2):
-        raise DrillFailure(dx.WRONG_SHAPE,
-                           f"cross_entropy should return (loss, dlogits), got {type(out).__name__}",
-                           "Return a tuple: the 0-dim float32 loss, then dlogits like logits.")
+        raise DrillFailure(
+            dx.WRONG_SHAPE,
+            f"cross_entropy should return (loss, dlogits), got {type(out).__name__}",
+            "Return a tuple: the 0-dim float32 loss, then dlogits like logits.",
+        )
     return CrossEntropy(*out)
 
 
 def expect_cross_entropy(
-    impl, backend: Backend, logits: torch.Tensor, target: torch.Tensor, ignore_index: int = -100,
-    *, loss_tol: Tolerance = LOSS_TOL, grad_tol: Tolerance | None = None,
-    reads_guarded: bool = True, suspects_from: torch.Tensor | None = None,
+    impl,
+    backend: Backend,
+    logits: torch.Tensor,
+    target: torch.Tensor,
+    ignore_index: int = -100,
+    *,
+    loss_tol: Tolerance = LOSS_TOL,
+    grad_tol: Tolerance | None = None,
+    reads_guarded: bool = True,
+    suspects_from: torch.Tensor | None = None,
 ) -> None:
     """Call the learner's cross_entropy and check loss and dlogits, naming a mistake if one fits.
 
@@ -195,13 +228,21 @@ def expect_cross_entropy(
     ref = cross_entropy_fp64(logits, target, ignore_index)
     wrong = mistakes(logits, target, ignore_index)
     if suspects_from is not None:
-        wrong.append((dx.ROW_STRIDE, cross_entropy_fp64(suspects_from, target, ignore_index),
-                      "what rows read V elements apart would give: the row stride is not V here"))
+        wrong.append(
+            (
+                dx.ROW_STRIDE,
+                cross_entropy_fp64(suspects_from, target, ignore_index),
+                "what rows read V elements apart would give: the row stride is not V here",
+            )
+        )
     dtype = logits.dtype
 
     def check_loss() -> None:
         expect_close(
-            got.loss, ref.loss, what="loss", tol=loss_tol,
+            got.loss,
+            ref.loss,
+            what="loss",
+            tol=loss_tol,
             suspects=[Suspect(d, s.loss, story) for d, s, story in wrong],
             reads_guarded=reads_guarded,
         )
@@ -210,10 +251,13 @@ def expect_cross_entropy(
         fp32 = guarded(logits.float())[0]
         try:
             expect_close(
-                got.dlogits, round_to(ref.dlogits, dtype, backend), what="dlogits",
+                got.dlogits,
+                round_to(ref.dlogits, dtype, backend),
+                what="dlogits",
                 tol=grad_tol or _tol(dtype),
-                suspects=[Suspect(d, round_to(s.dlogits, dtype, backend), story)
-                          for d, s, story in wrong],
+                suspects=[
+                    Suspect(d, round_to(s.dlogits, dtype, backend), story) for d, s, story in wrong
+                ],
                 fp32_rerun=lambda: _call(impl, fp32, target, ignore_index).dlogits,
                 fp32_expected=ref.dlogits,
                 reads_guarded=reads_guarded,
@@ -226,8 +270,7 @@ def expect_cross_entropy(
                 raise
             raise DrillFailure(GRAD_TARGET, failure.message, where) from None
 
-    checks = (check_loss, check_dlogits) if dtype == torch.float32 else (check_dlogits,
-                                                                         check_loss)
+    checks = (check_loss, check_dlogits) if dtype == torch.float32 else (check_dlogits, check_loss)
     run_all(*checks)
 
 
@@ -259,8 +302,9 @@ def ordinary_logits(n_rows: int, n_cols: int, seed: int) -> torch.Tensor:
     return torch.randn(n_rows, n_cols, generator=gen) * 2.0 - math.log(n_cols) - 2.0
 
 
-def targets(n_rows: int, n_cols: int, ignored: list[int], seed: int,
-            ignore_index: int = -100) -> torch.Tensor:
+def targets(
+    n_rows: int, n_cols: int, ignored: list[int], seed: int, ignore_index: int = -100
+) -> torch.Tensor:
     """Random columns, with the last column and column 1 among them, and some rows ignored."""
     gen = torch.Generator().manual_seed(seed + 100)
     tgt = torch.randint(0, n_cols, (n_rows,), generator=gen)
@@ -315,8 +359,9 @@ def test_bf16_row_sliced(impl, backend):
     # around the whole buffer.
     n_rows, n_cols, slack = 6, 2049, 127
     values = ordinary_logits(n_rows, n_cols, seed=5).to(backend.device, torch.bfloat16)
-    base = guarded(torch.full((n_rows, n_cols + slack), 3.0, dtype=torch.bfloat16,
-                              device=backend.device))[0]
+    base = guarded(
+        torch.full((n_rows, n_cols + slack), 3.0, dtype=torch.bfloat16, device=backend.device)
+    )[0]
     logits = base[:, :n_cols]
     logits.copy_(values)
     flat = base.reshape(-1)[: n_rows * n_cols].reshape(n_rows, n_cols)
@@ -339,13 +384,21 @@ def test_fp32_large_logits(impl, backend):
     shifted = _on(backend.device, torch.float32, values + shift)
     try:
         # Masks were proven on the first call; NaN here is the arithmetic's own.
-        expect_cross_entropy(impl, backend, shifted, target, loss_tol=SHIFTED_LOSS_TOL,
-                             grad_tol=SHIFTED_TOL, reads_guarded=False)
+        expect_cross_entropy(
+            impl,
+            backend,
+            shifted,
+            target,
+            loss_tol=SHIFTED_LOSS_TOL,
+            grad_tol=SHIFTED_TOL,
+            reads_guarded=False,
+        )
     except DrillFailure as failure:
         if failure.diagnosis not in (dx.MISMATCH, dx.NAN_OR_INF):
             raise
         raise DrillFailure(
-            NO_MAX_SUBTRACTION, failure.message,
+            NO_MAX_SUBTRACTION,
+            failure.message,
             "The same rows near -10 came out right: only shifting them by +-200 breaks the "
             "kernel, which is exp overflowing (exp(200) = inf) or underflowing (exp(-200) = 0) "
             "without the running max subtracted.",
@@ -360,14 +413,21 @@ def test_no_row_counted(impl, backend):
     got = _call(impl, logits, target, -100)
     if isinstance(got.loss, torch.Tensor) and got.loss.isnan().any():
         raise DrillFailure(
-            dx.NAN_OR_INF, "loss is NaN when every row is ignored",
+            dx.NAN_OR_INF,
+            "loss is NaN when every row is ignored",
             "With no counted row this drill asks for loss = 0 (torch gives 0 / 0 = NaN): "
             "divide by n_valid only where a row is counted, or by max(n_valid, 1).",
         )
     ref = cross_entropy_fp64(logits, target, -100)
     run_all(
-        lambda: expect_close(got.loss, ref.loss, what="loss with every row ignored",
-                             tol=Tolerance(0, 0)),
-        lambda: expect_close(got.dlogits, ref.dlogits, what="dlogits with every row ignored",
-                             tol=Tolerance(0, 0), reads_guarded=True),
+        lambda: expect_close(
+            got.loss, ref.loss, what="loss with every row ignored", tol=Tolerance(0, 0)
+        ),
+        lambda: expect_close(
+            got.dlogits,
+            ref.dlogits,
+            what="dlogits with every row ignored",
+            tol=Tolerance(0, 0),
+            reads_guarded=True,
+        ),
     )

@@ -69,8 +69,9 @@ def half_dtype(backend: Backend) -> torch.dtype:
 # ----------------------------------------------------------------------------------------------
 
 
-def scores(q: torch.Tensor, k: torch.Tensor, scale: float, causal: bool,
-           diagonal: int = 1) -> torch.Tensor:
+def scores(
+    q: torch.Tensor, k: torch.Tensor, scale: float, causal: bool, diagonal: int = 1
+) -> torch.Tensor:
     """q k^T * scale in fp64; causal: key j masked (-inf) where j >= i + diagonal."""
     s = q.double() @ k.double().transpose(-1, -2) * scale
     if causal:
@@ -85,8 +86,9 @@ def attention_fp64(q, k, v, causal: bool, scale: float, diagonal: int = 1) -> to
     return torch.softmax(scores(q, k, scale, causal, diagonal), dim=-1) @ v.double()
 
 
-def unrescaled(q, k, v, causal: bool, scale: float, block_n: int,
-               rescale_sum: bool) -> torch.Tensor:
+def unrescaled(
+    q, k, v, causal: bool, scale: float, block_n: int, rescale_sum: bool
+) -> torch.Tensor:
     """The online softmax over key blocks of block_n whose accumulator is never rescaled.
 
     Block b adds exp(s_j - m_b) v_j to acc with m_b the running max after block b, and later
@@ -127,8 +129,18 @@ def far_apart(a: torch.Tensor, b: torch.Tensor, tol: Tolerance, factor: float = 
     return bool(((a - b).abs() > factor * allowed).any() | (a.isnan() != b.isnan()).any())
 
 
-def suspects(q, k, v, out, causal: bool, scale: float, explicit_scale: bool,
-             backend: Backend, reference: torch.Tensor, tol: Tolerance) -> list[Suspect]:
+def suspects(
+    q,
+    k,
+    v,
+    out,
+    causal: bool,
+    scale: float,
+    explicit_scale: bool,
+    backend: Backend,
+    reference: torch.Tensor,
+    tol: Tolerance,
+) -> list[Suspect]:
     """What each declared mistake gives on these inputs, rounded as the kernel's output is.
 
     A suspect that these inputs cannot tell from the reference (e.g. padded keys when S fills
@@ -143,37 +155,60 @@ def suspects(q, k, v, out, causal: bool, scale: float, explicit_scale: bool,
         if far_apart(value.float(), reference.float(), tol):
             found.append(Suspect(diagnosis, value, story))
 
-    made("exp2-scale", attention_fp64(q, k, v, causal, scale * math.log(2)),
-         "a softmax in base 2: exp2 of scores without the log2(e) factor")
-    made("scale-missing", attention_fp64(q, k, v, causal, 1.0),
-         "attention with unscaled scores q k^T (sm_scale never applied)")
+    made(
+        "exp2-scale",
+        attention_fp64(q, k, v, causal, scale * math.log(2)),
+        "a softmax in base 2: exp2 of scores without the log2(e) factor",
+    )
+    made(
+        "scale-missing",
+        attention_fp64(q, k, v, causal, 1.0),
+        "attention with unscaled scores q k^T (sm_scale never applied)",
+    )
     if explicit_scale:
-        made("scale-missing",
-                          attention_fp64(q, k, v, causal, 1.0 / math.sqrt(head_dim)),
-                          "attention scaled by 1/sqrt(D): the sm_scale argument was ignored")
+        made(
+            "scale-missing",
+            attention_fp64(q, k, v, causal, 1.0 / math.sqrt(head_dim)),
+            "attention scaled by 1/sqrt(D): the sm_scale argument was ignored",
+        )
     for block_n in BLOCKS:
-        made("acc-not-rescaled", unrescaled(q, k, v, causal, scale, block_n, True),
-             f"an online softmax over key blocks of {block_n} whose accumulator is not "
-             "multiplied by exp(m_old - m_new) when the max grows")
-        made("acc-not-rescaled", unrescaled(q, k, v, causal, scale, block_n, False),
-             f"an online softmax over key blocks of {block_n} where neither the accumulator "
-             "nor the running sum is rescaled when the max grows")
+        made(
+            "acc-not-rescaled",
+            unrescaled(q, k, v, causal, scale, block_n, True),
+            f"an online softmax over key blocks of {block_n} whose accumulator is not "
+            "multiplied by exp(m_old - m_new) when the max grows",
+        )
+        made(
+            "acc-not-rescaled",
+            unrescaled(q, k, v, causal, scale, block_n, False),
+            f"an online softmax over key blocks of {block_n} where neither the accumulator "
+            "nor the running sum is rescaled when the max grows",
+        )
     if causal:
         # j >= i masked: row 0 has no key left, so what the kernel writes there is undefined:
         # the suspect takes the kernel's own row 0.
         strict = attention_fp64(q, k, v, True, scale, diagonal=0)
         strict[..., 0, :] = out.detach().double()[..., 0, :]
-        made("causal-off-by-one", strict,
-             "a causal mask that also hides the diagonal (j >= i masked)")
-        made("causal-off-by-one", attention_fp64(q, k, v, True, scale, diagonal=2),
-             "a causal mask that lets one future key in (j > i + 1 masked)")
+        made(
+            "causal-off-by-one",
+            strict,
+            "a causal mask that also hides the diagonal (j >= i masked)",
+        )
+        made(
+            "causal-off-by-one",
+            attention_fp64(q, k, v, True, scale, diagonal=2),
+            "a causal mask that lets one future key in (j > i + 1 masked)",
+        )
     else:
         for block_n in BLOCKS:
             value = with_padded_keys(q, k, v, scale, block_n)
             if value is not None:
-                made("padded-keys", value,
-                     f"a softmax over S keys plus the zero keys padding a block of {block_n}: "
-                     "the keys past S were not masked to -inf")
+                made(
+                    "padded-keys",
+                    value,
+                    f"a softmax over S keys plus the zero keys padding a block of {block_n}: "
+                    "the keys past S were not masked to -inf",
+                )
     return found
 
 
@@ -220,8 +255,17 @@ def on_device(tensors, dtype: torch.dtype, backend: Backend) -> list[torch.Tenso
 # ----------------------------------------------------------------------------------------------
 
 
-def check_attention(impl, backend: Backend, q, k, v, tol: Tolerance, *, causal: bool = False,
-                    sm_scale: float | None = None) -> None:
+def check_attention(
+    impl,
+    backend: Backend,
+    q,
+    k,
+    v,
+    tol: Tolerance,
+    *,
+    causal: bool = False,
+    sm_scale: float | None = None,
+) -> None:
     if sm_scale is None:
         out = impl.attention(q, k, v, causal=causal)
     else:
@@ -231,13 +275,16 @@ def check_attention(impl, backend: Backend, q, k, v, tol: Tolerance, *, causal: 
     shape = "x".join(str(n) for n in q.shape)
     reference = round_to(attention_fp64(q, k, v, causal, scale).float(), q.dtype, backend)
     expect_close(
-        out, reference,
+        out,
+        reference,
         what=f"output for {dtype} q, k, v of shape [{shape}]"
-             f"{', causal' if causal else ''}{f', sm_scale={sm_scale}' if sm_scale else ''}",
+        f"{', causal' if causal else ''}{f', sm_scale={sm_scale}' if sm_scale else ''}",
         tol=tol,
-        suspects=suspects(q, k, v, out, causal, scale, sm_scale is not None, backend,
-                          reference, tol)
-        if isinstance(out, torch.Tensor) and out.shape == q.shape else (),
+        suspects=suspects(
+            q, k, v, out, causal, scale, sm_scale is not None, backend, reference, tol
+        )
+        if isinstance(out, torch.Tensor) and out.shape == q.shape
+        else (),
         reads_guarded=True,
     )
 
@@ -298,8 +345,9 @@ def test_half_random(impl, backend):
 
 def test_half_causal_d128(impl, backend):
     # D = 128, causal, rising scores.
-    q, k, v = on_device(growing_qkv((1, 1, 150, 128), seed=9, rise=8.0), half_dtype(backend),
-                        backend)
+    q, k, v = on_device(
+        growing_qkv((1, 1, 150, 128), seed=9, rise=8.0), half_dtype(backend), backend
+    )
     check_attention(impl, backend, q, k, v, HALF, causal=True)
 
 
@@ -321,7 +369,8 @@ def test_half_strided_heads(impl, backend):
         except DrillFailure:
             raise failure from None
         raise DrillFailure(
-            dx.ROW_STRIDE, failure.message,
+            dx.ROW_STRIDE,
+            failure.message,
             "The same values in contiguous [B, H, S, D] tensors give the right output: pass "
             "q.stride(0), q.stride(1), q.stride(2) (and k's, v's, out's) to the kernel.",
         ) from None
