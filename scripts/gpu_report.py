@@ -108,6 +108,8 @@ class State:
     gpu: dict[tuple[str, str], Verdict] = field(default_factory=dict)
     cpu: dict[tuple[str, str], Verdict] = field(default_factory=dict)
     benches: dict[str, bench.BenchReport] = field(default_factory=dict)
+    # (drill, case label) -> {"eager": row, "compile": row}: each timed again in a fresh process
+    independent: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)  # guards the tables
     write_lock: threading.Lock = field(default_factory=threading.Lock)  # one writer at a time
@@ -125,6 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-gpu", action="store_true", help="no GPU verdicts")
     parser.add_argument("--skip-bench", action="store_true", help="no benches")
     parser.add_argument("--no-compile", action="store_true", help="benches without torch.compile")
+    parser.add_argument(
+        "--check-columns",
+        default="",
+        help="drills (comma-separated) whose eager and torch.compile columns are timed again, "
+        "each shape in a fresh process",
+    )
     parser.add_argument(
         "--budget",
         type=float,
@@ -279,6 +287,36 @@ def run_bench(
         f"bench {drill_id}: {report.status} in {report.duration:.0f} s"
         + (f" ({report.message})" if report.message and not report.timed else "")
     )
+    if drill_id in args.check_columns.split(",") and report.timed:
+        check_columns(state, catalogue, drill_id, report, deadline, args)
+
+
+def check_columns(
+    state: State,
+    catalogue: Catalogue,
+    drill_id: str,
+    report: bench.BenchReport,
+    deadline: float,
+    args: argparse.Namespace,
+) -> None:
+    """Time torch eager and torch.compile again, each shape in a fresh process of its own.
+
+    The bench's comparison columns are only worth showing if an independent measurement agrees
+    with them; the report puts both side by side.
+    """
+    from tutor.bench.child import isolated
+
+    recipe = catalogue.paths.bench_recipe(drill_id)
+    drill = catalogue.drill(drill_id)
+    for case in drill.bench:
+        modes = ("eager",) if args.no_compile else ("eager", "compile")
+        for mode in modes:
+            if time.monotonic() > deadline:
+                state.notes.append(f"independent {drill_id} {case.label}: not run (time)")
+                return
+            found = isolated(case, recipe, mode, graph=False)
+            state.independent.setdefault((drill_id, case.label), {})[mode] = found
+            log(f"independent {mode} {drill_id} {case.label}: {found.get('us') or found}")
 
 
 def run_verdicts(
@@ -384,6 +422,9 @@ def report_json(state: State) -> dict[str, Any]:
         "anchors": anchors(state),
         "verdicts": verdicts,
         "benches": {k: v.to_json() for k, v in state.benches.items()},
+        "independent": [
+            {"drill": d, "case": label, **found} for (d, label), found in state.independent.items()
+        ],
         "targets": targets(state),
         "notes": state.notes,
     }
@@ -596,6 +637,32 @@ def _bench_section(state: State) -> list[str]:
             problems.append(f"{drill_id}: {report.status}: {report.message}")
     if problems:
         lines += ["", *[f"- {p}" for p in problems]]
+    return lines + [""] + _independent_section(state)
+
+
+def _independent_section(state: State) -> list[str]:
+    """The bench's eager and compile columns beside the same timed in fresh processes."""
+    if not state.independent:
+        return []
+    lines = [
+        "### The comparison columns, measured independently",
+        "",
+        "Each shape timed again in a process of its own (tutor.bench.isolated: one compile, "
+        "`dynamic=False`, warmed up, do_bench median). The bench's own compile column comes "
+        "from such a process too; eager is timed in the bench's process.",
+        "",
+        "| case | bench eager µs | fresh eager µs | bench compile µs | fresh compile µs |",
+        "|---|---|---|---|---|",
+    ]
+    rows = {(d, row.label): row for d, report in state.benches.items() for row in report.rows}
+    for (drill_id, label), found in state.independent.items():
+        row = rows.get((drill_id, label))
+        eager, compiled = found.get("eager", {}), found.get("compile", {})
+        lines.append(
+            f"| {drill_id} {label} | {_fmt(row.eager_us if row else None, '', 2)} | "
+            f"{_fmt(eager.get('us'), '', 2)} | {_fmt(row.compile_us if row else None, '', 2)} | "
+            f"{_fmt(compiled.get('us'), '', 2)} |"
+        )
     return lines + [""]
 
 

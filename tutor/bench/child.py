@@ -5,10 +5,11 @@
 
 For each bench case of the drill (drills.yaml) it times, with `triton.testing.do_bench` (median;
 do_bench zeroes a 256 MB buffer before every timed call, so the L2 holds none of the inputs):
-the file under test, the reference solution, torch eager and torch.compile (compiled once per
-shape, `dynamic=False`: after one recompile torch switches to dynamic shapes and its kernels get
-slower). For decode-sized cases it also reports GPU time per call from CUDA-graph replay, where
-the CPU's launch cost is gone, with inputs rotated over enough copies to exceed twice the L2.
+the file under test, the reference solution and torch eager in this process, and torch.compile
+in a fresh process per shape (tutor.bench.isolated: compiled once, `dynamic=False`; in a shared
+process, recompiles switch torch to dynamic shapes and its kernels get slower). For
+decode-sized cases it also reports GPU time per call from CUDA-graph replay, where the CPU's
+launch cost is gone, with inputs rotated over enough copies to exceed twice the L2.
 
 Two anchors are measured once per card and kept in `.tutor/bandwidth.json`: a 2 GiB
 device-to-device copy (bytes read plus written: the practical ceiling for GB/s) and the launch
@@ -43,7 +44,8 @@ NO_GPU = "no-gpu"
 ERROR = "error"
 RUNNING = "running"
 
-IMPLS = ("mine", "reference", "eager", "compile")  # the order they are timed in, per case
+IMPLS = ("mine", "reference", "eager")  # timed in this process, in this order, per case
+ISOLATED_TIMEOUT_S = 300.0  # one torch.compile of one shape, in its own process
 SHOWN = {
     "mine": "your kernel",
     "reference": "the reference",
@@ -193,7 +195,9 @@ def bench_cases(
             if case.function not in recipes:
                 raise ValueError(f"{recipe_path.name} has no recipe for {case.function}")
             report["rows"].append(
-                _bench_case(case, recipes[case.function], modules, report, with_compile)
+                _bench_case(
+                    case, recipes[case.function], modules, report, with_compile, recipe_path
+                )
             )
         except Exception as exc:  # noqa: BLE001 - e.g. out of memory making the inputs
             report["notes"].append(f"{case.label}: not timed: {_short(exc)}")
@@ -410,7 +414,12 @@ def _empty_kernel():
 
 
 def _bench_case(
-    case: Any, op: Any, modules: dict[str, Any], report: dict[str, Any], with_compile: bool
+    case: Any,
+    op: Any,
+    modules: dict[str, Any],
+    report: dict[str, Any],
+    with_compile: bool,
+    recipe_path: Path,
 ) -> dict[str, Any]:
     import torch
 
@@ -432,7 +441,7 @@ def _bench_case(
         "notes": [],
     }
     base = op.inputs(case.shape, case.dtype, DEVICE)
-    fns = _implementations(op, modules, case.function, row, with_compile)
+    fns = _implementations(op, modules, case.function, row)
     expected = None
     try:
         fresh = clone_inputs(base)
@@ -452,6 +461,18 @@ def _bench_case(
                 break
     if row["decode"] and _cuda_healthy():
         _graph_times(op, fns, base, row, report["l2_bytes"])
+    if with_compile and _cuda_healthy():
+        log("  compile   (in a fresh process: one compile of this shape, dynamic=False)")
+        compiled = isolated(case, recipe_path, "compile", graph=row["decode"])
+        if compiled.get("us") is not None:
+            row["us"]["compile"] = compiled["us"]
+            row["compile_s"] = compiled.get("compile_s")
+            row["max_diff"]["compile"] = compiled.get("max_diff")
+            if compiled.get("graph_us") is not None:
+                row["graph_us"]["compile"] = compiled["graph_us"]
+            log(f"  compile   {compiled['us']:9.2f} µs")
+        else:
+            row["errors"]["compile"] = compiled.get("error") or "no time"
     if report.get("reference_is_impl"):
         for table in (row["us"], row["graph_us"]):
             if "mine" in table:
@@ -462,10 +483,8 @@ def _bench_case(
 
 
 def _implementations(
-    op: Any, modules: dict[str, Any], function: str, row: dict[str, Any], with_compile: bool
+    op: Any, modules: dict[str, Any], function: str, row: dict[str, Any]
 ) -> dict[str, Callable[..., Any]]:
-    import torch
-
     fns: dict[str, Callable[..., Any]] = {"eager": op.eager}
     for role in ("mine", "reference"):
         module = modules.get(role)
@@ -474,15 +493,45 @@ def _implementations(
             fns[role] = fn
         elif module is not None:
             row["errors"][role] = f"defines no {function}"
-    if with_compile:
-        try:
-            import torch._dynamo
-
-            torch._dynamo.reset()  # a fresh compile per shape: no recompile, no dynamic shapes
-            fns["compile"] = torch.compile(op.eager, dynamic=False)
-        except Exception as exc:  # noqa: BLE001
-            row["errors"]["compile"] = _short(exc)
     return fns
+
+
+def isolated(
+    case: Any, recipe_path: Path, mode: str, graph: bool, timeout: float = ISOLATED_TIMEOUT_S
+) -> dict[str, Any]:
+    """Time torch's `mode` (eager or compile) for `case` in a fresh process (tutor.bench.isolated).
+
+    Returns its JSON row; {"error": ...} when it failed or ran past `timeout`.
+    """
+    import subprocess
+
+    with tempfile.TemporaryDirectory(prefix="tutor-isolated-") as tmp:
+        out = Path(tmp) / "row.json"
+        cmd = [
+            sys.executable,
+            "-m",
+            "tutor.bench.isolated",
+            "--recipe",
+            str(recipe_path),
+            "--function",
+            case.function,
+            "--shape",
+            json.dumps(case.shape),
+            "--dtype",
+            case.dtype,
+            "--mode",
+            mode,
+            "--out",
+            str(out),
+        ] + (["--graph"] if graph else [])
+        try:
+            subprocess.run(
+                cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False
+            )
+        except subprocess.TimeoutExpired:
+            return {"error": f"{mode} did not finish in {timeout:.0f} s"}
+        data = _read_json(out)
+    return data or {"error": f"the {mode} process wrote no result"}
 
 
 def _time_one(
@@ -530,7 +579,7 @@ def _graph_times(
     count = max(1, min(GRAPH_CALLS, math.ceil(2 * l2_bytes / max(row["bytes"], 1))))
     row["graph_input_sets"] = count
     sets = [clone_inputs(base) for _ in range(count)]
-    for name in ("eager", "compile", "reference", "mine"):
+    for name in ("eager", "reference", "mine"):
         fn = fns.get(name)
         if fn is None or name not in row["us"]:
             continue
