@@ -23,7 +23,7 @@ from tutor.progress import ProgressStore
 from tutor.runner import Runner
 from tutor.ui.environment import gpu_name
 from tutor.ui.screens.drill_screen import DrillScreen
-from tutor.ui.services import BenchFunction, DrillRunner, Services, WatchSettings
+from tutor.ui.services import BenchFunction, DrillRunner, Services, TestLister, WatchSettings
 from tutor.ui.session import Session
 
 RunnerFactory = Callable[[Catalogue, bool], DrillRunner]
@@ -52,6 +52,7 @@ class TutorApp(App[int]):
         watch_step_ms: int = 150,
         gpu_probe: Callable[[], str | None] = gpu_name,
         bench: BenchFunction = bench_drill,
+        list_tests: TestLister | None = None,
     ) -> None:
         """
         Args:
@@ -61,6 +62,7 @@ class TutorApp(App[int]):
             watch_debounce_ms, watch_step_ms: how file changes are grouped (watchfiles.awatch).
             gpu_probe: returns the GPU's name or None; called once, in a worker.
             bench: checks then times a drill on the GPU (tutor.bench.bench_drill).
+            list_tests: a drill's test ids, to name the tests a timed-out run never reached.
         """
         super().__init__()
         self.services = Services(
@@ -72,6 +74,7 @@ class TutorApp(App[int]):
             gpu_probe=gpu_probe,
             force_cpu=force_cpu,
             watch=WatchSettings(watch, watch_debounce_ms, watch_step_ms),
+            list_tests=list_tests,
         )
         self.session = Session()
 
@@ -99,6 +102,15 @@ def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
     except CatalogueError as exc:
         print(f"tutor: {exc}", file=sys.stderr)
         return 2
-    app = TutorApp(catalogue, ProgressStore(paths.progress_file), force_cpu=force_cpu)
+    from tutor import collect
+
+    app = TutorApp(
+        catalogue,
+        ProgressStore(paths.progress_file),
+        force_cpu=force_cpu,
+        list_tests=lambda drill_id, impl: collect.test_ids(
+            catalogue, drill_id, impl, force_cpu=force_cpu
+        ),
+    )
     app.run()
     return app.return_code or 0

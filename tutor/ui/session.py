@@ -79,7 +79,9 @@ class Session:
             live.feed(event)
         return live
 
-    def finish(self, drill_id: str, token: int, result: RunResult) -> LiveRun | None:
+    def finish(
+        self, drill_id: str, token: int, result: RunResult, all_tests: list[str] | None = None
+    ) -> LiveRun | None:
         """The run ended: the finished run to show and record, or None when it was replaced
         or cancelled (a cancelled run leaves the previous finished run on show)."""
         live = self.current(drill_id, token)
@@ -89,7 +91,7 @@ class Session:
         self.started_at.pop(drill_id, None)
         if result.status == r.CANCELLED:
             return None
-        live.finish(result)
+        live.finish(result, all_tests)
         self.finished[drill_id] = live
         return live
 

@@ -56,6 +56,11 @@ from tutor.yamlfile import YamlFileError
 
 # What each key does, in the words of the help screen (the footer shows the short names).
 KEY_HELP = {
+    "tab('lesson-tab')": "the Lesson tab (scroll it with ↑ ↓ PgUp PgDn Home End)",
+    "tab('code-tab')": "the Code tab: your file, read-only (scroll with the same keys)",
+    "tab('bench-tab')": "the Bench tab: timings on a GPU",
+    "focus_next": "move between the list, the tab and the panels (Shift+Tab back)",
+    "toggle_sidebar": "show or hide the drill list (narrow terminals)",
     "run": "run the selected drill's tests",
     "hint": "reveal the next hint for the current mistake",
     "edit": "open your file in $VISUAL or $EDITOR",
@@ -69,15 +74,23 @@ KEY_HELP = {
 }
 
 
+NARROW = 110  # columns under which the layout narrows (tutor.tcss, .-narrow)
+
+
 class DrillScreen(Screen[None]):
     BINDINGS = [
+        Binding("1", "tab('lesson-tab')", "Lesson", priority=True),
+        Binding("2", "tab('code-tab')", "Code", priority=True),
+        Binding("3", "tab('bench-tab')", "Bench", show=False, priority=True),
+        Binding("tab", "focus_next", "Focus", show=False),
+        Binding("l", "toggle_sidebar", "List", show=False, priority=True),
         Binding("r", "run", "Run", priority=True),
         Binding("h", "hint", "Hint", priority=True),
         Binding("e", "edit", "Edit", priority=True),
-        Binding("w", "toggle_watch", "Watch", priority=True),
+        Binding("w", "toggle_watch", "Watch", show=False, priority=True),
         Binding("s", "solution", "Solution", priority=True),
-        Binding("x", "reset", "Reset", priority=True),
-        Binding("b", "bench", "Bench", priority=True),
+        Binding("x", "reset", "Reset", show=False, priority=True),
+        Binding("b", "bench", "Time it", show=False, priority=True),
         Binding("n", "next_drill", "Next", priority=True),
         Binding("question_mark", "help", "Help", key_display="?", priority=True),
         Binding("q", "quit", "Quit", priority=True),
@@ -89,6 +102,10 @@ class DrillScreen(Screen[None]):
     """Whether saving a learner file re-runs its drill."""
     on_gpu: reactive[bool] = reactive(False, init=False)
     """Whether kernels run on a GPU (bench works only there)."""
+    narrow: reactive[bool] = reactive(False, init=False)
+    """A terminal under NARROW columns: the list shows marks and ids, run and hint stack."""
+    sidebar_shown: reactive[bool] = reactive(True, init=False)
+    """Whether the drill list is on screen (l hides it)."""
 
     def __init__(self, services: Services, session: Session | None = None) -> None:
         super().__init__()
@@ -132,6 +149,23 @@ class DrillScreen(Screen[None]):
         if first is not None:  # a catalogue of drills still to come has nothing to select
             self.query_one(DrillList).select_drill(first.id)
         self.query_one(DrillList).focus()
+        self.narrow = self.app.size.width < NARROW
+        self.set_interval(1.0, self._tick)
+
+    def on_resize(self, event) -> None:
+        self.narrow = event.size.width < NARROW
+
+    def watch_narrow(self, narrow: bool) -> None:
+        self.set_class(narrow, "-narrow")
+        self.query_one(DrillList).show_short(narrow)
+
+    def watch_sidebar_shown(self, shown: bool) -> None:
+        self.query_one("#sidebar").display = shown
+
+    def _tick(self) -> None:
+        """Once a second while the selected drill runs: its elapsed time in the run panel."""
+        if self.selected is not None and self.session.running(self.selected):
+            self._show_run(self.selected)
 
     def on_unmount(self) -> None:
         # A run still going would keep the process alive after the app exits: stop it.
@@ -189,7 +223,12 @@ class DrillScreen(Screen[None]):
     def _show_run(self, drill_id: str) -> None:
         live = self.session.shown_run(drill_id)
         stored = marks.state_of(self.services.store, drill_id).last_run
-        self.query_one(RunPanel).show(live, stored)
+        self.query_one(RunPanel).show(
+            live,
+            stored,
+            elapsed=self.session.elapsed(drill_id),
+            limit=self.services.time_limit,
+        )
         self.query_one(StatusBar).activity = self._activity(drill_id)
 
     def _activity(self, drill_id: str) -> str:
@@ -207,7 +246,11 @@ class DrillScreen(Screen[None]):
         drill = app.catalogue.drill(drill_id)
         following = marks.next_unfinished(app.catalogue, app.store, after=drill_id)
         text = coach_markdown(
-            drill, marks.state_of(app.store, drill_id), self._hint_view(drill_id), following
+            drill,
+            marks.state_of(app.store, drill_id),
+            self._hint_view(drill_id),
+            following,
+            running=self.session.running(drill_id),
         )
         self.query_one(HintPanel).show(text)
 
@@ -279,6 +322,9 @@ class DrillScreen(Screen[None]):
         before = self._hint_view(drill_id)
         if before is None:
             passed = marks.state_of(self.services.store, drill_id).status == PASSED
+            if self.session.running(drill_id):
+                self._say("The tests are running: the hint comes with their results.")
+                return
             self._say(
                 "No hint needed: this drill is passed."
                 if passed
@@ -286,7 +332,11 @@ class DrillScreen(Screen[None]):
             )
             return
         if before.exhausted:
-            self._say("That is every hint for this mistake: the solution is available with s.")
+            self._say(
+                "That is every hint for this mistake: the solution is available with s."
+                if before.opens_solution
+                else "That is every hint for an untouched starter: write your kernel, then save."
+            )
             return
         try:
             self.services.coach.reveal_next(drill_id)
@@ -344,8 +394,8 @@ class DrillScreen(Screen[None]):
             unlocked = False
         if not unlocked:
             self._say(
-                "The solution opens after a pass, or once every hint for the current "
-                "mistake is out (h).",
+                "The solution opens after a pass, or once every hint for a mistake in "
+                "your kernel is out (h).",
                 severity="warning",
             )
             return
@@ -375,12 +425,26 @@ class DrillScreen(Screen[None]):
             self._say(f"Could not reset {drill.id}: {exc}", severity="error")
             return
         self._note_app_write(mine)
+        try:
+            self.services.coach.forget_run(drill.id)  # the last run no longer describes the file
+        except OSError as exc:
+            self._say(f"Could not update the progress file: {exc}", severity="error")
+        self.session.forget(drill.id)
         where = (
             f"your old file is in {self._shown(saved)}" if saved else "there was no file to back up"
         )
         self._say(f"{drill.id} is back to its starter; {where}.", timeout=15)
+        self._refresh_marks()
         if drill.id == self.selected:
             self.query_one(CodeView).reload()
+            self._show_run(drill.id)
+            self._show_coach(drill.id)
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+
+    def action_toggle_sidebar(self) -> None:
+        self.sidebar_shown = not self.sidebar_shown
 
     def action_bench(self) -> None:
         if self.selected:
@@ -431,12 +495,20 @@ class DrillScreen(Screen[None]):
                 status=r.SETUP_ERROR,
                 message=f"the tutor could not run the tests: {exc}",
             )
-        self.post_message(RunFinished(ticket.drill_id, ticket.token, result))
+        all_tests = None
+        lister = self.services.list_tests
+        if result.status in (r.TIMEOUT, r.CRASHED) and lister is not None:
+            try:  # which tests the run never reached
+                all_tests = lister(ticket.drill_id, "mine")
+            except Exception:
+                all_tests = None
+        self.post_message(RunFinished(ticket.drill_id, ticket.token, result, all_tests))
 
     def on_run_started(self, message: RunStarted) -> None:
         self._refresh_marks()
         if message.drill_id == self.selected:
             self._show_run(message.drill_id)
+            self._show_coach(message.drill_id)
 
     def on_run_event(self, message: RunEvent) -> None:
         live = self.session.feed(message.drill_id, message.token, message.event)
@@ -454,9 +526,12 @@ class DrillScreen(Screen[None]):
 
     def on_run_finished(self, message: RunFinished) -> None:
         drill_id, result = message.drill_id, message.result
-        live = self.session.finish(drill_id, message.token, result)
+        live = self.session.finish(drill_id, message.token, result, message.all_tests)
         if live is None:  # replaced by a newer run, or cancelled
             self._refresh_marks()
+            if drill_id == self.selected:
+                self._show_run(drill_id)
+                self._show_coach(drill_id)
             return
         try:
             self.services.coach.record_run(result)
