@@ -69,6 +69,9 @@ class BenchRow:
     large: bool = False  # enough traffic that the target is a share of copy bandwidth
     flops: float | None = None  # floating-point operations of one call (compute-bound drills)
     tflops: float | None = None  # flops / the learner's time
+    target: float | None = None  # the recipe's target (% of copy, or share of eager's speed)
+    graph_gbps: float | None = None  # bytes / GPU time per call in a CUDA graph
+    graph_pct_copy: float | None = None
     impl_us: float | None = None
     gbps: float | None = None
     pct_copy: float | None = None  # GB/s as a percentage of the card's copy bandwidth
@@ -348,6 +351,11 @@ def row_from_child(raw: dict[str, Any], copy_gbps: float | None) -> BenchRow:
         notes=list(raw.get("notes", [])),
     )
     row.flops = raw.get("flops")
+    row.target = raw.get("target")
+    if row.graph_us and row.bytes:
+        row.graph_gbps = row.bytes / (row.graph_us * 1e-6) / 1e9
+        if copy_gbps:
+            row.graph_pct_copy = 100.0 * row.graph_gbps / copy_gbps
     if row.impl_us and row.flops:
         row.tflops = row.flops / (row.impl_us * 1e-6) / 1e12
     if row.impl_us and row.bytes:

@@ -71,11 +71,16 @@ class Learner:
         return observed(getattr(self.module, name), name, self.path)
 
 
+# Programs the last observed call's launches asked for: 0 when its grids rounded down to nothing.
+last_call_programs: int | None = None
+
+
 def observed(fn: Callable[..., Any], name: str, path: Path) -> Callable[..., Any]:
     """`fn` that turns errors into diagnoses and insists on at least one Triton launch."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        before = launches.count()
+        global last_call_programs
+        before, programs_before = launches.count(), launches.programs()
         try:
             with GuardedAllocations() as allocations:
                 result = fn(*args, **kwargs)
@@ -86,6 +91,7 @@ def observed(fn: Callable[..., Any], name: str, path: Path) -> Callable[..., Any
             failure.error = exc  # the learner's own exception, for call_or_refuse
             raise failure from None
         allocations.check(name)
+        last_call_programs = launches.programs() - programs_before
         if launches.count() == before:
             raise DrillFailure(
                 dx.TORCH_FALLBACK,
