@@ -21,21 +21,38 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import signal
 import sys
 from dataclasses import asdict
 
 from tutor import __version__
 from tutor import progress as p
-from tutor.catalogue import Catalogue, CatalogueError, load_catalogue
+from tutor.catalogue import Catalogue, load_catalogue
 from tutor.coach import Coach
-from tutor.hints import HintFileError
 from tutor.paths import CourseNotFound, CoursePaths, find_root
+from tutor.progress import ProgressError
+from tutor.yamlfile import YamlFileError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 class UsageError(Exception):
     """A bad drill id, a missing file: reported in one line, exit code 2."""
+
+
+def _seconds(text: str) -> float:
+    """A time limit: a finite number of seconds above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the limit must be a positive number of seconds"
+        )
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--json", action="store_true", help="print one JSON object")
     check.add_argument(
-        "--timeout", type=float, default=None, help="seconds before the run is killed"
+        "--timeout", type=_seconds, default=None, help="seconds before the run is killed"
     )
     hint = sub.add_parser("hint", help="reveal the next hint stage for a drill")
     hint.add_argument("drill")
@@ -94,8 +111,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Stopped(Exception):
+    """SIGTERM or SIGHUP arrived: end the run in progress and leave with its exit code."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise Stopped(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command is not None:  # the app handles its own signals (it restores the terminal)
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, _stop)
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        print("tutor: interrupted (Ctrl-C): the run in progress was stopped", file=sys.stderr)
+        return 130
+    except Stopped as exc:
+        print(f"tutor: stopped by {exc}: the run in progress was stopped", file=sys.stderr)
+        return 128 + exc.signum
+    except BrokenPipeError:
+        # The reader went away (`tutor list | head`): say nothing more, and let Python's own
+        # flush at exit find a sink instead of raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"tutor: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         paths = CoursePaths(find_root(args.root))
         if args.command is None:
@@ -108,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"warning: {store.warning}", file=sys.stderr)
         handler = COMMANDS[args.command]
         return handler(args, catalogue, store)
-    except (CourseNotFound, CatalogueError, HintFileError, UsageError) as exc:
+    except (CourseNotFound, YamlFileError, ProgressError, UsageError) as exc:
         print(f"tutor: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
@@ -140,13 +192,20 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     from tutor.runner import DEFAULT_TIMEOUT_S, Runner
 
     drill = _drill(catalogue, args.drill)
+    # A broken hints file is found before the run, not after it (when the run would be lost).
+    book = HintBook(catalogue.paths.hints_dir, drill.id)
+    target = catalogue.paths.resolve_impl(drill.file, args.impl)
+    if target.suffix != ".py" and not target.is_dir():
+        raise UsageError(f"{target} is not a Python file: the file under test must end in .py")
     if args.impl == "mine":
-        workspace.ensure_mine(catalogue, drill)
+        try:
+            workspace.ensure_mine(catalogue, drill)
+        except workspace.WorkspaceError as exc:
+            raise UsageError(str(exc)) from None
     runner = Runner(
         catalogue, force_cpu=getattr(args, "cpu", False), timeout=args.timeout or DEFAULT_TIMEOUT_S
     )
     result = runner.run(drill.id, args.impl)
-    book = HintBook(catalogue.paths.hints_dir, drill.id)
     coach = Coach(catalogue, store)
     if args.impl == "mine" and result.status != SETUP_ERROR:
         view = coach.record_run(result)
@@ -237,7 +296,10 @@ def cmd_reset(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     from tutor import workspace
 
     drill = _drill(catalogue, args.drill)
-    saved = workspace.reset(catalogue, drill)
+    try:
+        saved = workspace.reset(catalogue, drill)
+    except workspace.WorkspaceError as exc:
+        raise UsageError(str(exc)) from None
     Coach(catalogue, store).forget_run(drill.id)  # the last run no longer describes the file
     mine = catalogue.paths.mine(drill.file)
     print(f"{mine} is the starter again." + (f" Your file was saved to {saved}." if saved else ""))

@@ -111,14 +111,14 @@ class Coach:
     def forget_run(self, drill_id: str) -> None:
         """The learner's file went back to its starter: the last run no longer describes it.
         Runs counted, hints revealed and a pass (solved_at) are kept."""
-        self.store.reload()
-        state = self.store.drills.get(drill_id)
-        if state is None:
+        if not self.store.path.exists():
             return
-        state.status = p.NOT_STARTED
-        state.last_run = None
-        state.active_diagnosis = None
-        self.store.save()
+        with self.store.update() as store:  # under the lock: a run finishing now loses nothing
+            state = store.drills.get(drill_id)
+            if state is not None:
+                state.status = p.NOT_STARTED
+                state.last_run = None
+                state.active_diagnosis = None
 
     def solution_unlocked(self, drill_id: str) -> bool:
         """The solution opens after a pass, or once the last stage of a real mistake's ladder
