@@ -1,6 +1,7 @@
 """Reference solution for drill t4: softmax over rows of any length, one program per row.
 
-    softmax(x)[..., j] = exp(x[..., j] - m) / s,   m = max_k x[..., k],   s = sum_k exp(x[..., k] - m)
+    softmax(x)[..., j] = exp(x[..., j] - m) / s,   m = max_k x[..., k],
+                                                s = sum_k exp(x[..., k] - m)
 
 A row may be far longer than one block, so the program walks it in blocks of BLOCK_SIZE
 columns, twice. Pass 1 keeps a running max m and a running sum s of exp(x - m) ("online

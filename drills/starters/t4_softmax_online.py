@@ -1,6 +1,7 @@
 """Drill t4: softmax over the last dimension for rows of any length, one program per row.
 
-    softmax(x)[..., j] = exp(x[..., j] - m) / s,   m = max_k x[..., k],   s = sum_k exp(x[..., k] - m)
+    softmax(x)[..., j] = exp(x[..., j] - m) / s,   m = max_k x[..., k],
+                                                s = sum_k exp(x[..., k] - m)
 
 A row can be far longer than one block (64k columns and more), so the program walks it in
 blocks of BLOCK_SIZE columns. BLOCK_SIZE is a tl.constexpr power of two that you choose, at most

@@ -12,8 +12,9 @@ The kinds of rows, each there to expose one mistake:
 - rows on a rising ramp (randn + 8 j / N): the max grows in almost every block;
 - rows that are all negative (in [-5, -1]): a padded lane loaded as 0 becomes the max and adds
   exp(0) = 1 per padded lane to the sum;
-- rows whose first 4200 values (N - 1 if fewer) are -inf, and rows where half the values are -inf: a running
-  max that starts at -inf meets exp(-inf - -inf) = NaN in the first block, unless guarded.
+- rows whose first 4200 values (N - 1 if fewer) are -inf, and rows where half the values are
+  -inf: a running max that starts at -inf meets exp(-inf - -inf) = NaN in the first block,
+  unless guarded.
 Inputs are followed by NaN (or have NaN slack after each row), so a load without a mask turns
 rows NaN (`missing-mask`); tensors the learner allocates sit between runs of sentinel values,
 so an unmasked store lands there.
