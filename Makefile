@@ -6,12 +6,17 @@ PY := $(VENV)/bin/python
 # the default one; Triton's interpreter then runs the kernels on the CPU.
 CPU_TORCH ?= torch==2.13.0
 
-.PHONY: tutor test
+.PHONY: tutor test lint
 tutor: $(VENV)/.installed
 	$(VENV)/bin/tutor
 
 test: $(VENV)/.installed
 	$(PY) -m pytest
+
+# ruff's lint rules and its formatter, as CI runs them.
+lint: $(VENV)/.installed
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)

@@ -41,13 +41,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # run as `python scripts/gpu_report.py` without installing
 
-from tutor import bench  # noqa: E402
+from tutor import bench, devcheck  # noqa: E402
 from tutor import results as r  # noqa: E402
 from tutor.catalogue import Catalogue, load_catalogue  # noqa: E402
 from tutor.paths import CoursePaths  # noqa: E402
 from tutor.runner import Runner  # noqa: E402
 
-MUTANTS = ROOT / "drills" / "mutants"
 DOCS = ROOT / "docs"
 GPU_TEST_TIMEOUT_S = 90.0  # a first JIT compile of each kernel variant, then a killed hang
 CPU_TEST_TIMEOUT_S = 150.0  # the interpreter, with other runs sharing the cores
@@ -61,34 +60,7 @@ def log(message: str) -> None:
     print(f"[gpu-report {time.strftime('%H:%M:%S')}] {message}", flush=True)
 
 
-# ---- what each file is expected to do -----------------------------------------------------------
-
-@dataclass(frozen=True)
-class Expectation:
-    passes: bool  # the solution and correct__*.py must pass
-    diagnosis: str | None  # otherwise the diagnosis that must come first
-    variant: str = ""
-
-    @property
-    def text(self) -> str:
-        return "pass" if self.passes else self.diagnosis or "?"
-
-
-def parse_mutant_name(name: str) -> Expectation:
-    """`padding-where__no-where.py` -> fails as padding-where; `correct__x.py` -> passes."""
-    stem = Path(name).name.removesuffix(".py")
-    diagnosis, _, variant = stem.partition("__")
-    if diagnosis == "correct":
-        return Expectation(True, None, variant)
-    return Expectation(False, diagnosis, variant)
-
-
-@dataclass(frozen=True)
-class Target:
-    drill: str
-    name: str  # "solution" or the mutant's file name
-    path: Path
-    expect: Expectation
+# ---- what each file is expected to do: tutor dev check's own targets and judgement ----------
 
 
 @dataclass
@@ -98,6 +70,7 @@ class Verdict:
     backend: str = ""
     duration: float = 0.0
     message: str = ""
+    ok: bool | None = None  # as tutor dev check demands; None when the file was not run
 
     @property
     def text(self) -> str:
@@ -108,36 +81,20 @@ class Verdict:
         return self.status
 
 
-def as_expected(expect: Expectation, verdict: Verdict | None) -> bool | None:
-    """The same rule as tests/test_drills.py; None when the file was not run."""
-    if verdict is None or verdict.status in ("not run", "error"):
-        return None
-    if expect.passes:
-        return verdict.status == r.PASSED
-    return verdict.status in (r.FAILED, r.CRASHED) and verdict.first == expect.diagnosis
-
-
-def targets_for(catalogue: Catalogue, drill_ids: list[str]) -> list[Target]:
-    found = []
-    for drill_id in drill_ids:
-        drill = catalogue.drill(drill_id)
-        found.append(Target(drill_id, "solution", catalogue.paths.solution(drill.file),
-                            Expectation(True, None)))
-        for path in sorted((MUTANTS / drill_id).glob("*.py")):
-            found.append(Target(drill_id, path.name, path, parse_mutant_name(path.name)))
-    return found
-
-
-def verdict_of(result: r.RunResult) -> Verdict:
-    message = result.message
-    if not message:
-        failed = [t for t in result.tests if t.outcome == "failed"]
-        message = failed[0].message if failed else ""
-    return Verdict(result.status, result.diagnoses[0] if result.diagnoses else None,
-                   result.backend, result.duration, message[:300])
+def verdict_of(target: devcheck.Target, result: r.RunResult) -> Verdict:
+    finding = devcheck.judge(target, result)
+    return Verdict(
+        result.status,
+        result.diagnoses[0] if result.diagnoses else None,
+        result.backend,
+        result.duration,
+        finding.message[:300],
+        finding.ok,
+    )
 
 
 # ---- the run ------------------------------------------------------------------------------------
+
 
 @dataclass
 class State:
@@ -147,10 +104,12 @@ class State:
     started: float
     options: dict[str, Any]
     env: dict[str, Any] = field(default_factory=dict)
-    targets: list[Target] = field(default_factory=list)
+    targets: list[devcheck.Target] = field(default_factory=list)
     gpu: dict[tuple[str, str], Verdict] = field(default_factory=dict)
     cpu: dict[tuple[str, str], Verdict] = field(default_factory=dict)
     benches: dict[str, bench.BenchReport] = field(default_factory=dict)
+    # (drill, case label) -> {"eager": row, "compile": row}: each timed again in a fresh process
+    independent: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)  # guards the tables
     write_lock: threading.Lock = field(default_factory=threading.Lock)  # one writer at a time
@@ -168,17 +127,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-gpu", action="store_true", help="no GPU verdicts")
     parser.add_argument("--skip-bench", action="store_true", help="no benches")
     parser.add_argument("--no-compile", action="store_true", help="benches without torch.compile")
-    parser.add_argument("--budget", type=float, default=480.0,
-                        help="seconds after which no new step starts (default 480)")
-    parser.add_argument("--gpu-workers", type=int, default=4,
-                        help="GPU test runs at once (default 4; 1 = one after another)")
+    parser.add_argument(
+        "--check-columns",
+        default="",
+        help="drills (comma-separated) whose eager and torch.compile columns are timed again, "
+        "each shape in a fresh process",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=480.0,
+        help="seconds after which no new step starts (default 480)",
+    )
+    parser.add_argument(
+        "--gpu-workers",
+        type=int,
+        default=4,
+        help="GPU test runs at once (default 4; 1 = one after another)",
+    )
     parser.add_argument("--cpu-workers", type=int, default=8, help="CPU test runs at once")
     args = parser.parse_args(argv)
     os.chdir(ROOT)
     os.environ["PYTHONPATH"] = os.pathsep.join(
-        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
-    state = State(date=time.strftime("%Y-%m-%d"), started=time.monotonic(),
-                  options={k: v for k, v in vars(args).items()})
+        [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    )
+    state = State(
+        date=time.strftime("%Y-%m-%d"),
+        started=time.monotonic(),
+        options={k: v for k, v in vars(args).items()},
+    )
     deadline = state.started + args.budget
     try:
         catalogue = load_catalogue(CoursePaths(ROOT))
@@ -194,15 +171,17 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             state.notes.append(f"unknown or unplayable drills ignored: {', '.join(unknown)}")
         drill_ids = [d for d in drill_ids if d in wanted]
-    state.targets = targets_for(catalogue, drill_ids)
+    state.targets = [t for d in drill_ids for t in devcheck.targets(catalogue, catalogue.drill(d))]
     log(f"{len(drill_ids)} drills, {len(state.targets)} files to check; budget {args.budget:.0f} s")
 
     _step(state, "environment", lambda: state.env.update(environment()))
     write_report(state, args.out)
     has_gpu = bool(state.env.get("cuda"))
     if not has_gpu:
-        state.notes.append("torch sees no GPU here: the GPU verdicts ran on the CPU interpreter "
-                           "and nothing was timed")
+        state.notes.append(
+            "torch sees no GPU here: the GPU verdicts ran on the CPU interpreter "
+            "and nothing was timed"
+        )
     if not args.skip_bench and has_gpu:
         bench_deadline = state.started + BENCH_SHARE * args.budget
         for number, drill_id in enumerate(drill_ids):
@@ -210,9 +189,11 @@ def main(argv: list[str] | None = None) -> int:
             # as one case), so the last drill is not the one cut short when compiles are slow.
             weights = [1 + len(catalogue.drill(d).bench) for d in drill_ids[number:]]
             share = weights[0] / sum(weights)
-            _step(state, f"bench {drill_id}",
-                  lambda d=drill_id, f=share: run_bench(state, catalogue, d, bench_deadline, f,
-                                                        args))
+            _step(
+                state,
+                f"bench {drill_id}",
+                lambda d=drill_id, f=share: run_bench(state, catalogue, d, bench_deadline, f, args),
+            )
             write_report(state, args.out)
     _step(state, "verdicts", lambda: run_verdicts(state, catalogue, deadline, args))
     log(f"done in {state.elapsed:.0f} s")
@@ -228,30 +209,41 @@ def _step(state: State, name: str, action) -> None:
         action()
     except Exception as exc:  # noqa: BLE001 - one failure must not cost the rest of the report
         log(f"{name} failed: {type(exc).__name__}: {exc}")
-        state.notes.append(f"{name} failed: {type(exc).__name__}: {exc}\n"
-                           + traceback.format_exc()[-1500:])
+        state.notes.append(
+            f"{name} failed: {type(exc).__name__}: {exc}\n" + traceback.format_exc()[-1500:]
+        )
 
 
 def environment() -> dict[str, Any]:
     """Card, driver and versions; probed in a child so this script never imports torch."""
     env: dict[str, Any] = {"python": platform.python_version(), "host": platform.node()}
-    probe = ("import json, platform, torch, triton\n"
-             "cuda = torch.cuda.is_available()\n"
-             "print(json.dumps({'torch': torch.__version__, 'triton': triton.__version__,"
-             " 'cuda': cuda, 'cuda_runtime': torch.version.cuda,"
-             " 'device': torch.cuda.get_device_name(0) if cuda else None,"
-             " 'device_count': torch.cuda.device_count() if cuda else 0}))")
+    probe = (
+        "import json, platform, torch, triton\n"
+        "cuda = torch.cuda.is_available()\n"
+        "print(json.dumps({'torch': torch.__version__, 'triton': triton.__version__,"
+        " 'cuda': cuda, 'cuda_runtime': torch.version.cuda,"
+        " 'device': torch.cuda.get_device_name(0) if cuda else None,"
+        " 'device_count': torch.cuda.device_count() if cuda else 0}))"
+    )
     try:
-        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                              timeout=120, cwd=ROOT)
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=ROOT
+        )
         env.update(json.loads(done.stdout.strip().splitlines()[-1]))
     except Exception as exc:  # noqa: BLE001
         env["probe_error"] = f"{type(exc).__name__}: {exc}"
     if shutil.which("nvidia-smi"):
         try:
             done = subprocess.run(
-                ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,clocks.max.sm",
-                 "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+                [
+                    "nvidia-smi",
+                    "--query-gpu=name,driver_version,memory.total,clocks.max.sm",
+                    "--format=csv,noheader",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
             first = done.stdout.strip().splitlines()[0] if done.stdout.strip() else ""
             parts = [part.strip() for part in first.split(",")]
             if len(parts) >= 3:
@@ -264,8 +256,14 @@ def environment() -> dict[str, Any]:
     return env
 
 
-def run_bench(state: State, catalogue: Catalogue, drill_id: str, deadline: float,
-              share: float, args: argparse.Namespace) -> None:
+def run_bench(
+    state: State,
+    catalogue: Catalogue,
+    drill_id: str,
+    deadline: float,
+    share: float,
+    args: argparse.Namespace,
+) -> None:
     left = deadline - time.monotonic()
     if not catalogue.drill(drill_id).bench:
         return
@@ -276,19 +274,57 @@ def run_bench(state: State, catalogue: Catalogue, drill_id: str, deadline: float
     timeout = min(BENCH_TIMEOUT_S, max(45.0, left * share))
     log(f"bench {drill_id} (solutions), up to {timeout:.0f} s")
     report = bench.bench_drill(
-        catalogue, drill_id, "solutions", verify=False, compile=not args.no_compile,
+        catalogue,
+        drill_id,
+        "solutions",
+        verify=False,
+        compile=not args.no_compile,
         timeout=timeout,
-        on_progress=lambda line: print(f"    {line}", flush=True))
+        on_progress=lambda line: print(f"    {line}", flush=True),
+    )
     state.benches[drill_id] = report
-    log(f"bench {drill_id}: {report.status} in {report.duration:.0f} s"
-        + (f" ({report.message})" if report.message and not report.timed else ""))
+    log(
+        f"bench {drill_id}: {report.status} in {report.duration:.0f} s"
+        + (f" ({report.message})" if report.message and not report.timed else "")
+    )
+    if drill_id in args.check_columns.split(",") and report.timed:
+        check_columns(state, catalogue, drill_id, report, deadline, args)
 
 
-def run_verdicts(state: State, catalogue: Catalogue, deadline: float,
-                 args: argparse.Namespace) -> None:
+def check_columns(
+    state: State,
+    catalogue: Catalogue,
+    drill_id: str,
+    report: bench.BenchReport,
+    deadline: float,
+    args: argparse.Namespace,
+) -> None:
+    """Time torch eager and torch.compile again, each shape in a fresh process of its own.
+
+    The bench's comparison columns are only worth showing if an independent measurement agrees
+    with them; the report puts both side by side.
+    """
+    from tutor.bench.child import isolated
+
+    recipe = catalogue.paths.bench_recipe(drill_id)
+    drill = catalogue.drill(drill_id)
+    for case in drill.bench:
+        modes = ("eager",) if args.no_compile else ("eager", "compile")
+        for mode in modes:
+            if time.monotonic() > deadline:
+                state.notes.append(f"independent {drill_id} {case.label}: not run (time)")
+                return
+            found = isolated(case, recipe, mode, graph=False)
+            state.independent.setdefault((drill_id, case.label), {})[mode] = found
+            log(f"independent {mode} {drill_id} {case.label}: {found.get('us') or found}")
+
+
+def run_verdicts(
+    state: State, catalogue: Catalogue, deadline: float, args: argparse.Namespace
+) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "2")  # many interpreter runs share the cores
 
-    def check(target: Target, on_cpu: bool) -> None:
+    def check(target: devcheck.Target, on_cpu: bool) -> None:
         key = (target.drill, target.name)
         tag, table = ("cpu", state.cpu) if on_cpu else ("gpu", state.gpu)
         limit = CPU_TEST_TIMEOUT_S if on_cpu else GPU_TEST_TIMEOUT_S
@@ -298,19 +334,20 @@ def run_verdicts(state: State, catalogue: Catalogue, deadline: float,
         else:
             try:
                 runner = Runner(catalogue, force_cpu=on_cpu, timeout=min(limit, left))
-                verdict = verdict_of(runner.run(target.drill, str(target.path)))
+                verdict = verdict_of(target, runner.run(target.drill, str(target.path)))
             except Exception as exc:  # noqa: BLE001
                 verdict = Verdict("error", message=f"{type(exc).__name__}: {exc}")
-        mark = {True: "as expected", False: "NOT as expected", None: ""}[
-            as_expected(target.expect, verdict)]
+        mark = {True: "as expected", False: "NOT as expected", None: ""}[verdict.ok]
         log(f"{tag} {target.drill}/{target.name}: {verdict.text} {mark} ({verdict.duration:.1f} s)")
         with state.lock:
             table[key] = verdict
         if tag == "gpu":
             write_report(state, args.out)
 
-    with ThreadPoolExecutor(max_workers=max(1, args.cpu_workers)) as cpu_pool, \
-            ThreadPoolExecutor(max_workers=max(1, args.gpu_workers)) as gpu_pool:
+    with (
+        ThreadPoolExecutor(max_workers=max(1, args.cpu_workers)) as cpu_pool,
+        ThreadPoolExecutor(max_workers=max(1, args.gpu_workers)) as gpu_pool,
+    ):
         jobs = []
         if not args.skip_gpu:
             # The solutions first: they matter most if time runs short.
@@ -324,6 +361,7 @@ def run_verdicts(state: State, catalogue: Catalogue, deadline: float,
 
 # ---- the report ---------------------------------------------------------------------------------
 
+
 def write_report(state: State, out: str | None) -> list[Path]:
     """docs/gpu-report-<date>.md and .json, and copies in `out`; never raises."""
     with state.write_lock:
@@ -336,8 +374,10 @@ def _write_report(state: State, out: str | None) -> list[Path]:
         try:
             text = render_markdown(state, data)
         except Exception:  # noqa: BLE001 - the raw JSON still gets written
-            text = (f"# GPU report {state.date}\n\nThe report could not be rendered:\n\n```\n"
-                    f"{traceback.format_exc()}```\n")
+            text = (
+                f"# GPU report {state.date}\n\nThe report could not be rendered:\n\n```\n"
+                f"{traceback.format_exc()}```\n"
+            )
     written = []
     folders = [DOCS] + ([Path(out)] if out else [])
     stem = f"gpu-report-{state.date}"
@@ -360,20 +400,33 @@ def report_json(state: State) -> dict[str, Any]:
     for target in state.targets:
         key = (target.drill, target.name)
         gpu, cpu = state.gpu.get(key), state.cpu.get(key)
-        verdicts.append({
-            "drill": target.drill, "file": target.name,
-            "path": str(target.path.relative_to(ROOT)) if target.path.is_relative_to(ROOT)
-            else str(target.path),
-            "expected": target.expect.text,
-            "gpu": asdict(gpu) if gpu else None, "cpu": asdict(cpu) if cpu else None,
-            "gpu_as_expected": as_expected(target.expect, gpu),
-            "cpu_as_expected": as_expected(target.expect, cpu),
-        })
+        verdicts.append(
+            {
+                "drill": target.drill,
+                "file": target.name,
+                "path": str(target.path.relative_to(ROOT))
+                if target.path.is_relative_to(ROOT)
+                else str(target.path),
+                "expected": target.expect,
+                "gpu": asdict(gpu) if gpu else None,
+                "cpu": asdict(cpu) if cpu else None,
+                "gpu_as_expected": gpu.ok if gpu else None,
+                "cpu_as_expected": cpu.ok if cpu else None,
+            }
+        )
     return {
-        "date": state.date, "elapsed_s": round(state.elapsed, 1), "options": state.options,
-        "env": state.env, "anchors": anchors(state), "verdicts": verdicts,
+        "date": state.date,
+        "elapsed_s": round(state.elapsed, 1),
+        "options": state.options,
+        "env": state.env,
+        "anchors": anchors(state),
+        "verdicts": verdicts,
         "benches": {k: v.to_json() for k, v in state.benches.items()},
-        "targets": targets(state), "notes": state.notes,
+        "independent": [
+            {"drill": d, "case": label, **found} for (d, label), found in state.independent.items()
+        ],
+        "targets": targets(state),
+        "notes": state.notes,
     }
 
 
@@ -381,14 +434,20 @@ def anchors(state: State) -> dict[str, Any]:
     """Copy bandwidth and empty launch from the benches, else from the cache on disk."""
     for report in state.benches.values():
         if report.copy_gbps or report.launch_us:
-            return {"copy_gbps": report.copy_gbps, "launch_us": report.launch_us,
-                    "launch_graph_us": report.launch_graph_us, "from": "bench"}
+            return {
+                "copy_gbps": report.copy_gbps,
+                "launch_us": report.launch_us,
+                "launch_graph_us": report.launch_graph_us,
+                "from": "bench",
+            }
     try:
         cached = json.loads((ROOT / ".tutor" / "bandwidth.json").read_text(encoding="utf-8"))
         entry = cached.get("devices", {}).get(state.env.get("device") or "", {})
         if entry:
-            return {**{k: entry.get(k) for k in ("copy_gbps", "launch_us", "launch_graph_us")},
-                    "from": ".tutor/bandwidth.json"}
+            return {
+                **{k: entry.get(k) for k in ("copy_gbps", "launch_us", "launch_graph_us")},
+                "from": ".tutor/bandwidth.json",
+            }
     except (OSError, ValueError, AttributeError):
         pass
     return {}
@@ -408,18 +467,27 @@ def targets(state: State) -> list[dict[str, Any]]:
         for row in report.rows:
             case, us = f"{drill_id} {row.short_label}", row.impl_us
             if row.large:
-                add(case, f"≥ {LARGE_TARGET_PCT:.0f}% of copy bandwidth",
+                add(
+                    case,
+                    f"≥ {LARGE_TARGET_PCT:.0f}% of copy bandwidth",
                     _fmt(row.pct_copy, "%", 1),
-                    None if row.pct_copy is None else row.pct_copy >= LARGE_TARGET_PCT)
+                    None if row.pct_copy is None else row.pct_copy >= LARGE_TARGET_PCT,
+                )
             ratio = f" ({us / row.compile_us:.2f}×)" if us and row.compile_us else ""
-            add(case, "not slower than torch.compile",
+            add(
+                case,
+                "not slower than torch.compile",
                 f"{_fmt(us, ' µs')} vs {_fmt(row.compile_us, ' µs')}{ratio}",
-                None if us is None or row.compile_us is None else us <= row.compile_us)
+                None if us is None or row.compile_us is None else us <= row.compile_us,
+            )
             if row.decode:
-                add(case, f"within {DECODE_TARGET_US:.0f} µs of an empty launch",
+                add(
+                    case,
+                    f"within {DECODE_TARGET_US:.0f} µs of an empty launch",
                     f"{_fmt(us, ' µs')} vs {_fmt(launch, ' µs')}; in a graph "
                     f"{_fmt(row.graph_us, ' µs', 2)} vs {_fmt(launch_graph, ' µs', 2)}",
-                    None if us is None or launch is None else us <= launch + DECODE_TARGET_US)
+                    None if us is None or launch is None else us <= launch + DECODE_TARGET_US,
+                )
     return found
 
 
@@ -433,24 +501,33 @@ def _mark(flag: bool | None) -> str:
 
 def render_markdown(state: State, data: dict[str, Any]) -> str:
     env, anchor = state.env, data["anchors"]
-    options = " ".join(f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}")
-                       for k, v in state.options.items() if v not in (None, False))
+    options = " ".join(
+        f"--{k.replace('_', '-')}" + ("" if v is True else f" {v}")
+        for k, v in state.options.items()
+        if v not in (None, False)
+    )
     card = env.get("device") or env.get("smi_name") or "no GPU seen by torch"
     if env.get("memory"):
         card += f" ({env['memory']}, max SM clock {env.get('max_sm_clock', '?')})"
-    lines = [f"# GPU report {state.date}", "",
-             f"Made by `python scripts/gpu_report.py {options}` in {state.elapsed:.0f} s. "
-             f"Raw data: `gpu-report-{state.date}.json`.", "",
-             "## Machine", "",
-             f"- Card: {card}",
-             f"- Driver: {env.get('driver', '—')}; CUDA (torch): {env.get('cuda_runtime', '—')}",
-             f"- torch {env.get('torch', '—')}, triton {env.get('triton', '—')}, "
-             f"Python {env.get('python', '—')}",
-             "- Device-to-device copy (2 GiB, read + write, do_bench median): "
-             f"{_fmt(anchor.get('copy_gbps'), ' GB/s', 0)}",
-             "- Empty Triton kernel launch (do_bench median): "
-             f"{_fmt(anchor.get('launch_us'), ' µs', 2)}; in a CUDA graph: "
-             f"{_fmt(anchor.get('launch_graph_us'), ' µs', 2)}", ""]
+    lines = [
+        f"# GPU report {state.date}",
+        "",
+        f"Made by `python scripts/gpu_report.py {options}` in {state.elapsed:.0f} s. "
+        f"Raw data: `gpu-report-{state.date}.json`.",
+        "",
+        "## Machine",
+        "",
+        f"- Card: {card}",
+        f"- Driver: {env.get('driver', '—')}; CUDA (torch): {env.get('cuda_runtime', '—')}",
+        f"- torch {env.get('torch', '—')}, triton {env.get('triton', '—')}, "
+        f"Python {env.get('python', '—')}",
+        "- Device-to-device copy (2 GiB, read + write, do_bench median): "
+        f"{_fmt(anchor.get('copy_gbps'), ' GB/s', 0)}",
+        "- Empty Triton kernel launch (do_bench median): "
+        f"{_fmt(anchor.get('launch_us'), ' µs', 2)}; in a CUDA graph: "
+        f"{_fmt(anchor.get('launch_graph_us'), ' µs', 2)}",
+        "",
+    ]
     lines += _verdict_section(data["verdicts"])
     lines += _bench_section(state)
     lines += _target_section(data["targets"])
@@ -466,50 +543,76 @@ def render_markdown(state: State, data: dict[str, Any]) -> str:
 
 
 def _verdict_section(verdicts: list[dict[str, Any]]) -> list[str]:
-    lines = ["## Verdicts", "",
-             "First diagnosis of each file (the one the tutor shows); `pass` = every test passed.",
-             "", "| drill | file | expected | GPU | CPU interpreter | as expected (GPU / CPU) |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "## Verdicts",
+        "",
+        "First diagnosis of each file (the one the tutor shows); `pass` = every test passed.",
+        "",
+        "| drill | file | expected | GPU | CPU interpreter | as expected (GPU / CPU) |",
+        "|---|---|---|---|---|---|",
+    ]
     for v in verdicts:
         gpu = Verdict(**v["gpu"]).text if v["gpu"] else "—"
         if v["gpu"] and v["gpu"]["backend"] == bench.CPU_BACKEND:
             gpu += " (ran on the CPU)"
         cpu = Verdict(**v["cpu"]).text if v["cpu"] else "—"
-        lines.append(f"| {v['drill']} | `{v['file']}` | {v['expected']} | {gpu} | {cpu} | "
-                     f"{_mark(v['gpu_as_expected'])} / {_mark(v['cpu_as_expected'])} |")
+        lines.append(
+            f"| {v['drill']} | `{v['file']}` | {v['expected']} | {gpu} | {cpu} | "
+            f"{_mark(v['gpu_as_expected'])} / {_mark(v['cpu_as_expected'])} |"
+        )
     for side in ("gpu", "cpu"):
         flags = [v[f"{side}_as_expected"] for v in verdicts]
         ran = [f for f in flags if f is not None]
         lines.append("")
         missing = f", {len(flags) - len(ran)} not run" if len(ran) < len(flags) else ""
         lines.append(f"{side.upper()}: {sum(ran)} of {len(ran)} run as expected{missing}.")
-    differ = [v for v in verdicts if v["gpu"] and v["cpu"]
-              and Verdict(**v["gpu"]).text != Verdict(**v["cpu"]).text]
+    differ = [
+        v
+        for v in verdicts
+        if v["gpu"] and v["cpu"] and Verdict(**v["gpu"]).text != Verdict(**v["cpu"]).text
+    ]
     if differ:
-        lines += ["", "GPU and CPU disagree on: " + ", ".join(
-            f"{v['drill']}/`{v['file']}` (GPU {Verdict(**v['gpu']).text}, "
-            f"CPU {Verdict(**v['cpu']).text})" for v in differ) + "."]
-    unexpected = [v for v in verdicts if v["gpu_as_expected"] is False
-                  or v["cpu_as_expected"] is False]
+        lines += [
+            "",
+            "GPU and CPU disagree on: "
+            + ", ".join(
+                f"{v['drill']}/`{v['file']}` (GPU {Verdict(**v['gpu']).text}, "
+                f"CPU {Verdict(**v['cpu']).text})"
+                for v in differ
+            )
+            + ".",
+        ]
+    unexpected = [
+        v for v in verdicts if v["gpu_as_expected"] is False or v["cpu_as_expected"] is False
+    ]
     if unexpected:
         lines += ["", "What the unexpected ones said:", ""]
         for v in unexpected:
             for side in ("gpu", "cpu"):
                 if v[f"{side}_as_expected"] is False and v[side]:
-                    lines.append(f"- {side.upper()} {v['drill']}/`{v['file']}`: "
-                                 f"{v[side]['status']} — {v[side]['message'] or '(no message)'}")
+                    lines.append(
+                        f"- {side.upper()} {v['drill']}/`{v['file']}`: "
+                        f"{v[side]['status']} — {v[side]['message'] or '(no message)'}"
+                    )
     return lines + [""]
 
 
 def _bench_section(state: State) -> list[str]:
-    lines = ["## Benchmarks (reference solutions)", "",
-             "µs: do_bench median with the L2 flushed before each call. GB/s: the fewest bytes "
-             "the op must move (inputs read once, outputs written once). graph: GPU time per "
-             "call replayed in a CUDA graph, inputs rotated over more than twice the L2.", ""]
+    lines = [
+        "## Benchmarks (reference solutions)",
+        "",
+        "µs: do_bench median with the L2 flushed before each call. GB/s: the fewest bytes "
+        "the op must move (inputs read once, outputs written once). graph: GPU time per "
+        "call replayed in a CUDA graph, inputs rotated over more than twice the L2.",
+        "",
+    ]
     if not state.benches:
         return lines + ["Not run.", ""]
-    lines += ["| case | solution µs | GB/s | % copy | eager µs | compile µs | "
-              "graph µs (solution / eager / compile) |", "|---|---|---|---|---|---|---|"]
+    lines += [
+        "| case | solution µs | GB/s | % copy | eager µs | compile µs | "
+        "graph µs (solution / eager / compile) |",
+        "|---|---|---|---|---|---|---|",
+    ]
     problems = []
     for drill_id, report in state.benches.items():
         if not report.rows:
@@ -517,9 +620,15 @@ def _bench_section(state: State) -> list[str]:
         for row in report.rows:
             graphs = (row.graph_us, row.eager_graph_us, row.compile_graph_us)
             graph = " / ".join(_fmt(x, "", 2) for x in graphs) if row.decode else ""
-            cells = (f"{drill_id} {row.short_label} {row.dtype}", _fmt(row.impl_us, "", 2),
-                     _fmt(row.gbps, "", 0), _fmt(row.pct_copy, "%", 0), _fmt(row.eager_us, "", 2),
-                     _fmt(row.compile_us, "", 2), graph)
+            cells = (
+                f"{drill_id} {row.short_label} {row.dtype}",
+                _fmt(row.impl_us, "", 2),
+                _fmt(row.gbps, "", 0),
+                _fmt(row.pct_copy, "%", 0),
+                _fmt(row.eager_us, "", 2),
+                _fmt(row.compile_us, "", 2),
+                graph,
+            )
             lines.append("| " + " | ".join(cells) + " |")
             problems += [f"{drill_id} {row.short_label}: {k}: {e}" for k, e in row.errors.items()]
             problems += [f"{drill_id} {row.short_label}: {n}" for n in row.notes]
@@ -528,14 +637,44 @@ def _bench_section(state: State) -> list[str]:
             problems.append(f"{drill_id}: {report.status}: {report.message}")
     if problems:
         lines += ["", *[f"- {p}" for p in problems]]
+    return lines + [""] + _independent_section(state)
+
+
+def _independent_section(state: State) -> list[str]:
+    """The bench's eager and compile columns beside the same timed in fresh processes."""
+    if not state.independent:
+        return []
+    lines = [
+        "### The comparison columns, measured independently",
+        "",
+        "Each shape timed again in a process of its own (tutor.bench.isolated: one compile, "
+        "`dynamic=False`, warmed up, do_bench median). The bench's own compile column comes "
+        "from such a process too; eager is timed in the bench's process.",
+        "",
+        "| case | bench eager µs | fresh eager µs | bench compile µs | fresh compile µs |",
+        "|---|---|---|---|---|",
+    ]
+    rows = {(d, row.label): row for d, report in state.benches.items() for row in report.rows}
+    for (drill_id, label), found in state.independent.items():
+        row = rows.get((drill_id, label))
+        eager, compiled = found.get("eager", {}), found.get("compile", {})
+        lines.append(
+            f"| {drill_id} {label} | {_fmt(row.eager_us if row else None, '', 2)} | "
+            f"{_fmt(eager.get('us'), '', 2)} | {_fmt(row.compile_us if row else None, '', 2)} | "
+            f"{_fmt(compiled.get('us'), '', 2)} |"
+        )
     return lines + [""]
 
 
 def _target_section(found: list[dict[str, Any]]) -> list[str]:
-    lines = ["## Targets", "",
-             f"Each large shape ≥ {LARGE_TARGET_PCT:.0f}% of copy bandwidth; none slower than "
-             f"torch.compile; decode shapes within {DECODE_TARGET_US:.0f} µs of an empty launch "
-             "(do_bench against do_bench; CUDA-graph times beside).", ""]
+    lines = [
+        "## Targets",
+        "",
+        f"Each large shape ≥ {LARGE_TARGET_PCT:.0f}% of copy bandwidth; none slower than "
+        f"torch.compile; decode shapes within {DECODE_TARGET_US:.0f} µs of an empty launch "
+        "(do_bench against do_bench; CUDA-graph times beside).",
+        "",
+    ]
     if not found:
         return lines + ["No bench numbers.", ""]
     lines += ["| case | target | measured | met |", "|---|---|---|---|"]

@@ -49,9 +49,11 @@ def main() -> int:
         end.record()
         torch.cuda.synchronize()
         graph_us = start.elapsed_time(end) * 1e3 / 200
-        print(f"layer_norm 4096x{n}: do_bench {' '.join(f'{t:.1f}' for t in benches)} us; "
-              f"GPU per call in a graph {graph_us:.1f} us; host per call {host_us:.1f} us",
-              flush=True)
+        print(
+            f"layer_norm 4096x{n}: do_bench {' '.join(f'{t:.1f}' for t in benches)} us; "
+            f"GPU per call in a graph {graph_us:.1f} us; host per call {host_us:.1f} us",
+            flush=True,
+        )
     return 0
 
 

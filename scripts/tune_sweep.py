@@ -35,8 +35,9 @@ def load_solution(name: str):
 
 
 @triton.jit
-def _rms_norm_rows_kernel(x_ptr, w_ptr, y_ptr, row_stride, n_rows, n_cols, eps,
-                          ROWS: tl.constexpr, BLOCK_N: tl.constexpr):
+def _rms_norm_rows_kernel(
+    x_ptr, w_ptr, y_ptr, row_stride, n_rows, n_cols, eps, ROWS: tl.constexpr, BLOCK_N: tl.constexpr
+):
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     mask = (rows[:, None] < n_rows) & (cols[None, :] < n_cols)
@@ -52,16 +53,20 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    t3, t2, f3 = (load_solution("t3_layernorm"), load_solution("t2_softmax"),
-                  load_solution("f3_fused_norm_act"))
+    t3, t2, f3 = (
+        load_solution("t3_layernorm"),
+        load_solution("t2_softmax"),
+        load_solution("f3_fused_norm_act"),
+    )
     bf16, dev = torch.bfloat16, "cuda"
     rows_out = []
 
     def record(case, variant, ms, nbytes):
         us = ms * 1e3  # do_bench answers in milliseconds
         gbps = nbytes / us / 1e3
-        rows_out.append({"case": case, "variant": variant, "us": round(us, 2),
-                         "gbps": round(gbps, 0)})
+        rows_out.append(
+            {"case": case, "variant": variant, "us": round(us, 2), "gbps": round(gbps, 0)}
+        )
         print(f"{case:<34} {variant:<22} {us:8.2f} µs {gbps:7.0f} GB/s", flush=True)
 
     for n in (1000, 8192):
@@ -76,31 +81,66 @@ def main() -> int:
         for warps in (1, 2, 4, 8, 16, 32):
             if block // (32 * warps) < 1:
                 continue
-            us = do_bench(lambda: t3._layer_norm_fwd_kernel[(m,)](
-                x, w, b, y, mean, rstd, x.stride(0), y.stride(0), n, 1e-5,
-                BLOCK_N=block, num_warps=warps), return_mode="median")
+            us = do_bench(
+                lambda: t3._layer_norm_fwd_kernel[(m,)](
+                    x,
+                    w,
+                    b,
+                    y,
+                    mean,
+                    rstd,
+                    x.stride(0),
+                    y.stride(0),
+                    n,
+                    1e-5,
+                    BLOCK_N=block,
+                    num_warps=warps,
+                ),
+                return_mode="median",
+            )
             record(f"layer_norm {m}x{n}", f"warps={warps}", us, 2 * m * n * 2 + 2 * n * 2 + 8 * m)
-            us = do_bench(lambda: t3._rms_norm_fwd_kernel[(m,)](
-                x, w, y, x.stride(0), y.stride(0), n, 1e-6,
-                BLOCK_N=block, num_warps=warps), return_mode="median")
+            us = do_bench(
+                lambda: t3._rms_norm_fwd_kernel[(m,)](
+                    x, w, y, x.stride(0), y.stride(0), n, 1e-6, BLOCK_N=block, num_warps=warps
+                ),
+                return_mode="median",
+            )
             record(f"rms_norm {m}x{n}", f"warps={warps}", us, 2 * m * n * 2 + n * 2)
-            us = do_bench(lambda: t2._softmax_kernel[(m,)](
-                x, y, x.stride(0), y.stride(0), n, BLOCK_N=block, num_warps=warps),
-                return_mode="median")
+            us = do_bench(
+                lambda: t2._softmax_kernel[(m,)](
+                    x, y, x.stride(0), y.stride(0), n, BLOCK_N=block, num_warps=warps
+                ),
+                return_mode="median",
+            )
             record(f"softmax {m}x{n}", f"warps={warps}", us, 2 * m * n * 2)
         if n == 1000:
             for rows in (2, 4, 8, 16):
                 for warps in (4, 8, 16):
-                    us = do_bench(lambda: _rms_norm_rows_kernel[(triton.cdiv(m, rows),)](
-                        x, w, y, x.stride(0), m, n, 1e-6, ROWS=rows, BLOCK_N=block,
-                        num_warps=warps), return_mode="median")
-                    record(f"rms_norm {m}x{n}", f"rows={rows} warps={warps}", us,
-                           2 * m * n * 2 + n * 2)
+                    us = do_bench(
+                        lambda: _rms_norm_rows_kernel[(triton.cdiv(m, rows),)](
+                            x,
+                            w,
+                            y,
+                            x.stride(0),
+                            m,
+                            n,
+                            1e-6,
+                            ROWS=rows,
+                            BLOCK_N=block,
+                            num_warps=warps,
+                        ),
+                        return_mode="median",
+                    )
+                    record(
+                        f"rms_norm {m}x{n}", f"rows={rows} warps={warps}", us, 2 * m * n * 2 + n * 2
+                    )
 
     h = 4096
     for t in (16, 4096, 16384):
-        copies = [(torch.randn(t, h, device=dev, dtype=bf16),
-                   torch.randn(t, h, device=dev, dtype=bf16)) for _ in range(4)]
+        copies = [
+            (torch.randn(t, h, device=dev, dtype=bf16), torch.randn(t, h, device=dev, dtype=bf16))
+            for _ in range(4)
+        ]
         w = torch.randn(h, device=dev, dtype=bf16)
         for warps in (4, 8, 16, 32):
             state = {"i": 0}
@@ -108,8 +148,9 @@ def main() -> int:
             def call():
                 xx, rr = copies[state["i"] % 4]
                 state["i"] += 1
-                f3._fused_add_rmsnorm_kernel[(t,)](xx, rr, w, xx.stride(0), rr.stride(0), h,
-                                                   1e-6, BLOCK_SIZE=h, num_warps=warps)
+                f3._fused_add_rmsnorm_kernel[(t,)](
+                    xx, rr, w, xx.stride(0), rr.stride(0), h, 1e-6, BLOCK_SIZE=h, num_warps=warps
+                )
 
             us = do_bench(call, return_mode="median")
             record(f"fused_add_rmsnorm t={t}", f"warps={warps}", us, 4 * t * h * 2 + h * 2)
@@ -121,11 +162,13 @@ def main() -> int:
         for block in (1024, 2048, 4096):
             for warps in (4, 8, 16):
                 grid = (t, triton.cdiv(inter, block))
-                us = do_bench(lambda: f3._silu_and_mul_kernel[grid](
-                    x, out, x.stride(0), out.stride(0), inter, BLOCK_SIZE=block,
-                    num_warps=warps), return_mode="median")
-                record(f"silu_and_mul t={t}", f"block={block} warps={warps}", us,
-                       3 * t * inter * 2)
+                us = do_bench(
+                    lambda: f3._silu_and_mul_kernel[grid](
+                        x, out, x.stride(0), out.stride(0), inter, BLOCK_SIZE=block, num_warps=warps
+                    ),
+                    return_mode="median",
+                )
+                record(f"silu_and_mul t={t}", f"block={block} warps={warps}", us, 3 * t * inter * 2)
     if args.out:
         Path(args.out, "tune_sweep.json").write_text(json.dumps(rows_out, indent=1))
     return 0

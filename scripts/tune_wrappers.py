@@ -40,8 +40,10 @@ def main() -> int:
             fn = getattr(module, function)
             fn(*inputs)
             us = median_ms(lambda fn=fn, inputs=inputs: fn(*inputs)) * 1e3
-            print(f"{function} {shape} warps={warps:<3} {us:8.2f} µs "
-                  f"{nbytes / us / 1e3:7.0f} GB/s", flush=True)
+            print(
+                f"{function} {shape} warps={warps:<3} {us:8.2f} µs {nbytes / us / 1e3:7.0f} GB/s",
+                flush=True,
+            )
     return 0
 
 

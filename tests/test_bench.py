@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tutor import bench
+from tutor import bench, devcheck
 from tutor import results as r
 from tutor.bench import child as bench_child
 from tutor.bench.recipe import DTYPES, RecipeError, load_recipes
@@ -38,18 +38,22 @@ EAGER = {function: recipe.eager for function, recipe in RECIPES.items()}
 
 # ---- the drills' recipes: bytes, inputs, eager versions -----------------------------------------
 
-@pytest.mark.parametrize(("function", "shape", "dtype", "expected"), [
-    ("gelu_tanh", {"n": 1000}, "bfloat16", 2 * 1000 * 2),  # x read, y written
-    ("softmax", {"m": 4, "n": 100}, "bfloat16", 800 + 800),
-    ("softmax", {"m": 4, "n": 100}, "float32", 1600 + 1600),
-    # x 800 + weight 200 + bias 200 read; y 800 + mean 16 + rstd 16 (fp32) written
-    ("layer_norm", {"m": 4, "n": 100}, "bfloat16", 2032),
-    ("rms_norm", {"m": 4, "n": 100}, "bfloat16", 800 + 200 + 800),
-    # x 800, residual 800, weight 200 read; x 800, residual 800 written
-    ("fused_add_rmsnorm", {"t": 4, "h": 100}, "bfloat16", 3400),
-    # x [4, 200] 1600 read; out [4, 100] 800 written
-    ("silu_and_mul", {"t": 4, "i": 100}, "bfloat16", 2400),
-])
+
+@pytest.mark.parametrize(
+    ("function", "shape", "dtype", "expected"),
+    [
+        ("gelu_tanh", {"n": 1000}, "bfloat16", 2 * 1000 * 2),  # x read, y written
+        ("softmax", {"m": 4, "n": 100}, "bfloat16", 800 + 800),
+        ("softmax", {"m": 4, "n": 100}, "float32", 1600 + 1600),
+        # x 800 + weight 200 + bias 200 read; y 800 + mean 16 + rstd 16 (fp32) written
+        ("layer_norm", {"m": 4, "n": 100}, "bfloat16", 2032),
+        ("rms_norm", {"m": 4, "n": 100}, "bfloat16", 800 + 200 + 800),
+        # x 800, residual 800, weight 200 read; x 800, residual 800 written
+        ("fused_add_rmsnorm", {"t": 4, "h": 100}, "bfloat16", 3400),
+        # x [4, 200] 1600 read; out [4, 100] 800 written
+        ("silu_and_mul", {"t": 4, "i": 100}, "bfloat16", 2400),
+    ],
+)
 def test_bytes_moved_counts_each_input_and_output_once(function, shape, dtype, expected):
     assert RECIPES[function].bytes_moved(shape, dtype) == expected
 
@@ -68,14 +72,17 @@ def test_a_shape_with_the_wrong_keys_is_named():
         load_recipes(ROOT / "drills" / "bench" / "no-such-drill.py")
 
 
-@pytest.mark.parametrize(("function", "shape", "shapes"), [
-    ("gelu_tanh", {"n": 10}, [(10,)]),
-    ("softmax", {"m": 3, "n": 5}, [(3, 5)]),
-    ("layer_norm", {"m": 3, "n": 5}, [(3, 5), (5,), (5,)]),
-    ("rms_norm", {"m": 3, "n": 5}, [(3, 5), (5,)]),
-    ("fused_add_rmsnorm", {"t": 3, "h": 5}, [(3, 5), (3, 5), (5,)]),
-    ("silu_and_mul", {"t": 3, "i": 5}, [(3, 10)]),
-])
+@pytest.mark.parametrize(
+    ("function", "shape", "shapes"),
+    [
+        ("gelu_tanh", {"n": 10}, [(10,)]),
+        ("softmax", {"m": 3, "n": 5}, [(3, 5)]),
+        ("layer_norm", {"m": 3, "n": 5}, [(3, 5), (5,), (5,)]),
+        ("rms_norm", {"m": 3, "n": 5}, [(3, 5), (5,)]),
+        ("fused_add_rmsnorm", {"t": 3, "h": 5}, [(3, 5), (3, 5), (5,)]),
+        ("silu_and_mul", {"t": 3, "i": 5}, [(3, 10)]),
+    ],
+)
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
 def test_inputs_have_the_shapes_and_dtype_the_function_takes(function, shape, shapes, dtype):
     inputs = RECIPES[function].inputs(shape, dtype)
@@ -107,8 +114,9 @@ def test_eager_layer_norm_uses_the_biased_variance():
     x, w, b, eps = _fp32("layer_norm", {"m": 3, "n": 37})
     mean = x.mean(dim=1, keepdim=True)
     var = ((x - mean) ** 2).sum(dim=1, keepdim=True) / 37
-    torch.testing.assert_close(EAGER["layer_norm"](x, w, b, eps),
-                               (x - mean) / torch.sqrt(var + eps) * w + b)
+    torch.testing.assert_close(
+        EAGER["layer_norm"](x, w, b, eps), (x - mean) / torch.sqrt(var + eps) * w + b
+    )
 
 
 def test_eager_rms_norm_uses_the_given_eps():
@@ -151,10 +159,20 @@ def test_decode_and_large_shapes():
 
 # ---- the report's text and the best times -------------------------------------------------------
 
+
 def _row(label="softmax m=4096 n=8192 bfloat16", us=36.5, **extra) -> bench.BenchRow:
-    fields = dict(function="softmax", shape={"m": 4096, "n": 8192}, dtype="bfloat16",
-                  bytes=134_217_728, large=True, impl_us=us, reference_us=36.0, eager_us=131.7,
-                  compile_us=None, errors={"compile": "BackendCompilerFailed: no compiler"})
+    fields = dict(
+        function="softmax",
+        shape={"m": 4096, "n": 8192},
+        dtype="bfloat16",
+        bytes=134_217_728,
+        large=True,
+        impl_us=us,
+        reference_us=36.0,
+        eager_us=131.7,
+        compile_us=None,
+        errors={"compile": "BackendCompilerFailed: no compiler"},
+    )
     fields.update(extra)
     row = bench.BenchRow(label=label, **fields)
     row.gbps = row.bytes / (us * 1e-6) / 1e9
@@ -163,31 +181,60 @@ def _row(label="softmax m=4096 n=8192 bfloat16", us=36.5, **extra) -> bench.Benc
 
 
 def _report(*rows: bench.BenchRow) -> bench.BenchReport:
-    return bench.BenchReport(drill="t2", impl=str(ROOT / "drills/mine/t2_softmax.py"),
-                             status=bench.TIMED, device="NVIDIA H200", copy_gbps=4273.0,
-                             launch_us=2.9, launch_graph_us=1.4, rows=list(rows))
+    return bench.BenchReport(
+        drill="t2",
+        impl=str(ROOT / "drills/mine/t2_softmax.py"),
+        status=bench.TIMED,
+        device="NVIDIA H200",
+        copy_gbps=4273.0,
+        launch_us=2.9,
+        launch_graph_us=1.4,
+        rows=list(rows),
+    )
 
 
 def test_format_report_is_a_table_within_100_columns():
-    decode = _row("fused_add_rmsnorm t=16 h=4096 bfloat16", 5.4, function="fused_add_rmsnorm",
-                  shape={"t": 16, "h": 4096}, bytes=532_480, large=False, decode=True,
-                  graph_us=2.1, errors={})
+    decode = _row(
+        "fused_add_rmsnorm t=16 h=4096 bfloat16",
+        5.4,
+        function="fused_add_rmsnorm",
+        shape={"t": 16, "h": 4096},
+        bytes=532_480,
+        large=False,
+        decode=True,
+        graph_us=2.1,
+        errors={},
+    )
     text = bench.format_report(_report(_row(), decode))
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= 100
     assert "NVIDIA H200" in lines[0]
     assert "copy bandwidth 4273 GB/s" in text and "empty Triton launch 2.9 µs" in text
     table = next(line for line in lines if line.startswith("softmax m=4096 n=8192"))
-    assert table.split() == ["softmax", "m=4096", "n=8192", "36.5", "3677", "86%", "36.0",
-                             "131.7", "—", "—"]
+    assert table.split() == [
+        "softmax",
+        "m=4096",
+        "n=8192",
+        "36.5",
+        "3677",
+        "86%",
+        "36.0",
+        "131.7",
+        "—",
+        "—",
+    ]
     fused = next(line for line in lines if line.startswith("fused_add_rmsnorm"))
     assert fused.split()[-1] == "2.10"
     assert "torch.compile: BackendCompilerFailed" in text
 
 
 def test_format_report_explains_why_nothing_was_timed():
-    report = bench.BenchReport(drill="t3", impl="x.py", status=bench.TESTS_FAIL,
-                               message="not timed: tests fail (padding-where).")
+    report = bench.BenchReport(
+        drill="t3",
+        impl="x.py",
+        status=bench.TESTS_FAIL,
+        message="not timed: tests fail (padding-where).",
+    )
     assert "not timed: tests fail (padding-where)." in bench.format_report(report)
 
 
@@ -218,10 +265,12 @@ def test_record_best_ignores_cases_that_were_not_timed(tmp_path):
 
 # ---- bench_drill without a GPU ------------------------------------------------------------------
 
+
 class FakeRunner:
     def __init__(self, status: str, backend: str, diagnoses: list[str] | None = None):
-        self.result = r.RunResult(drill="t2", impl="x", status=status, backend=backend,
-                                  diagnoses=diagnoses or [])
+        self.result = r.RunResult(
+            drill="t2", impl="x", status=status, backend=backend, diagnoses=diagnoses or []
+        )
         self.calls: list[tuple[str, str]] = []
 
     def run(self, drill_id, impl="mine", **_):
@@ -282,15 +331,21 @@ def _fake_python(tmp_path: Path, mode: str) -> str:
     script = tmp_path / "fake_child.py"
     script.write_text(FAKE_CHILD.format(mode=mode))
     launcher = tmp_path / "python"
-    launcher.write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n")
+    launcher.write_text(f'#!/bin/sh\nexec {sys.executable} {script} "$@"\n')
     launcher.chmod(0o755)
     return str(launcher)
 
 
 def test_the_bench_process_report_is_read_into_rows(catalogue, tmp_path):
     lines: list[str] = []
-    report = bench.bench_drill(catalogue, "t2", "solutions", runner=FakeRunner(r.PASSED, "cuda"),
-                               python=_fake_python(tmp_path, "ok"), on_progress=lines.append)
+    report = bench.bench_drill(
+        catalogue,
+        "t2",
+        "solutions",
+        runner=FakeRunner(r.PASSED, "cuda"),
+        python=_fake_python(tmp_path, "ok"),
+        on_progress=lines.append,
+    )
     assert report.timed, (report.message, report.output)
     assert lines == ["[bench] done"]
     (row,) = report.rows
@@ -300,17 +355,22 @@ def test_the_bench_process_report_is_read_into_rows(catalogue, tmp_path):
 
 
 def test_a_bench_process_that_runs_too_long_is_stopped(catalogue, tmp_path):
-    started = time.monotonic()
-    report = bench.bench_drill(catalogue, "t2", "solutions", verify=False, timeout=2,
-                               python=_fake_python(tmp_path, "sleep"))
-    assert time.monotonic() - started < 20
+    report = bench.bench_drill(
+        catalogue,
+        "t2",
+        "solutions",
+        verify=False,
+        timeout=2,
+        python=_fake_python(tmp_path, "sleep"),
+    )
     assert report.status == bench.ERROR and "stopped after 2 s" in report.message
     assert "[bench] starting" in report.output
 
 
 def test_a_bench_process_that_dies_without_a_report_is_an_error(catalogue, tmp_path):
-    report = bench.bench_drill(catalogue, "t2", "solutions", verify=False,
-                               python=_fake_python(tmp_path, "crash"))
+    report = bench.bench_drill(
+        catalogue, "t2", "solutions", verify=False, python=_fake_python(tmp_path, "crash")
+    )
     assert report.status == bench.ERROR and report.rows == []
     assert "exit code 3" in report.message and "Segmentation fault" in report.output
     assert "Segmentation fault" in bench.format_report(report)
@@ -338,19 +398,30 @@ def test_bench_process_logic_on_the_cpu(monkeypatch, tmp_path, catalogue):
     monkeypatch.setattr(bench_child, "_cuda_healthy", lambda: True)
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a, **k: None)
     monkeypatch.setattr(bench_child, "median_ms", lambda fn: (fn(), fn(), 0.01)[-1])
-    monkeypatch.setattr(bench_child, "graph_us",
-                        lambda call: ([call(k) for k in range(4)], 0.5)[-1])
+    monkeypatch.setattr(
+        bench_child, "graph_us", lambda call: ([call(k) for k in range(4)], 0.5)[-1]
+    )
     mine = tmp_path / "mine.py"
     mine.write_text(LEARNER)
     broken = tmp_path / "broken.py"
     broken.write_text("def fused_add_rmsnorm(*a):\n    raise RuntimeError('boom')\n")
     drill = catalogue.drill("f3")
-    cases = [BenchCase("fused_add_rmsnorm", {"t": 4, "h": 64}),
-             BenchCase("silu_and_mul", {"t": 300, "i": 40})]
+    cases = [
+        BenchCase("fused_add_rmsnorm", {"t": 4, "h": 64}),
+        BenchCase("silu_and_mul", {"t": 300, "i": 40}),
+    ]
     report = {"rows": [], "notes": [], "l2_bytes": 1 << 16}
     out = tmp_path / "report.json"
-    bench_child.bench_cases(report, out, drill, cases, mine, broken,
-                            catalogue.paths.bench_recipe("f3"), with_compile=False)
+    bench_child.bench_cases(
+        report,
+        out,
+        drill,
+        cases,
+        mine,
+        broken,
+        catalogue.paths.bench_recipe("f3"),
+        with_compile=False,
+    )
     assert report["status"] == bench_child.TIMED
     assert json.loads(out.read_text())["rows"] == json.loads(json.dumps(report["rows"]))
     fused, silu = report["rows"]
@@ -366,8 +437,9 @@ def test_bench_process_logic_on_the_cpu(monkeypatch, tmp_path, catalogue):
 def test_anchors_are_measured_once_per_card_and_software(monkeypatch, tmp_path):
     measured = []
     monkeypatch.setattr(bench_child, "_copy_gbps", lambda: measured.append("copy") or 4273.0)
-    monkeypatch.setattr(bench_child, "_empty_launch_us",
-                        lambda: measured.append("launch") or (2.9, 1.4))
+    monkeypatch.setattr(
+        bench_child, "_empty_launch_us", lambda: measured.append("launch") or (2.9, 1.4)
+    )
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
     cache = tmp_path / ".tutor" / "bandwidth.json"
     info = {"device": "NVIDIA H200", "torch": "2.11", "triton": "3.6", "notes": []}
@@ -389,7 +461,8 @@ def test_bench_process_without_a_gpu_writes_no_gpu(monkeypatch, tmp_path):
     assert json.loads(out.read_text())["status"] == bench_child.NO_GPU
 
 
-# ---- the GPU report's reading of mutant names ---------------------------------------------------
+# ---- the GPU report ------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def gpu_report():
@@ -401,58 +474,48 @@ def gpu_report():
     sys.modules.pop("gpu_report", None)
 
 
-def test_mutant_names_say_what_is_expected(gpu_report):
-    parse = gpu_report.parse_mutant_name
-    assert parse("padding-where__no-where.py") == gpu_report.Expectation(False, "padding-where",
-                                                                         "no-where")
-    assert parse("tests/mutants/t3/correct__welford-column-blocks.py") == gpu_report.Expectation(
-        True, None, "welford-column-blocks")
-    assert parse("bf16-no-upcast__upcast_only_for_sigmoid.py").diagnosis == "bf16-no-upcast"
-    assert parse("torch-fallback.py") == gpu_report.Expectation(False, "torch-fallback", "")
-
-
-def test_verdicts_are_judged_like_the_project_tests(gpu_report):
-    fails_as = gpu_report.Expectation(False, "padding-where")
-    passes = gpu_report.Expectation(True, None)
-    verdict = gpu_report.Verdict
-    assert gpu_report.as_expected(fails_as, verdict(r.FAILED, "padding-where"))
-    assert gpu_report.as_expected(fails_as, verdict(r.CRASHED, "padding-where"))
-    assert not gpu_report.as_expected(fails_as, verdict(r.FAILED, "mismatch"))
-    assert not gpu_report.as_expected(fails_as, verdict(r.PASSED))
-    assert gpu_report.as_expected(passes, verdict(r.PASSED))
-    assert not gpu_report.as_expected(passes, verdict(r.TIMEOUT, "kernel-hang"))
-    assert gpu_report.as_expected(passes, verdict("not run")) is None
-
-
 def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
     state = gpu_report.State(date="2026-01-02", started=time.monotonic(), options={"budget": 480})
     state.env = {"device": "NVIDIA H200", "driver": "570.1", "torch": "2.11", "triton": "3.6"}
-    state.targets = gpu_report.targets_for(catalogue, ["t2"])[:2]
+    state.targets = devcheck.targets(catalogue, catalogue.drill("t2"))[:2]
     first, second = state.targets
-    assert first.name == "solution" and first.expect.passes
-    state.gpu[("t2", first.name)] = gpu_report.Verdict(r.PASSED, backend="cuda")
-    state.cpu[("t2", first.name)] = gpu_report.Verdict(r.FAILED, "mismatch", message="differs")
-    decode = _row("softmax m=16 n=8192 bfloat16", 3.5, shape={"m": 16, "n": 8192}, large=False,
-                  decode=True, compile_us=3.0, errors={})
+    assert first.name == "solution" and first.expect == "pass"
+    state.gpu[("t2", first.name)] = gpu_report.Verdict(r.PASSED, backend="cuda", ok=True)
+    state.cpu[("t2", first.name)] = gpu_report.Verdict(
+        r.FAILED, "mismatch", message="differs", ok=False
+    )
+    decode = _row(
+        "softmax m=16 n=8192 bfloat16",
+        3.5,
+        shape={"m": 16, "n": 8192},
+        large=False,
+        decode=True,
+        compile_us=3.0,
+        errors={},
+    )
     state.benches["t2"] = _report(_row(), decode)
     data = gpu_report.report_json(state)
     text = gpu_report.render_markdown(state, data)
     assert "| t2 | `solution` | pass | pass | mismatch | yes / **no** |" in text
     assert "CPU t2/`solution`: failed — differs" in text
     assert "| t2 softmax m=4096 n=8192 | ≥ 85% of copy bandwidth | 86.1% | met |" in text
-    assert "| t2 softmax m=16 n=8192 | not slower than torch.compile | 3.5 µs vs 3.0 µs (1.17×) " \
-           "| **not met** |" in text
+    assert (
+        "| t2 softmax m=16 n=8192 | not slower than torch.compile | 3.5 µs vs 3.0 µs (1.17×) "
+        "| **not met** |" in text
+    )
     assert "| t2 softmax m=16 n=8192 | within 1 µs of an empty launch | 3.5 µs vs 2.9 µs" in text
     assert json.loads(json.dumps(data, default=str))["anchors"]["copy_gbps"] == 4273.0
 
 
-def test_gpu_report_survives_a_failing_bench_and_writes_its_files(gpu_report, monkeypatch,
-                                                                  tmp_path):
+def test_gpu_report_survives_a_failing_bench_and_writes_its_files(
+    gpu_report, monkeypatch, tmp_path
+):
     monkeypatch.chdir(ROOT)
     monkeypatch.setenv("PYTHONPATH", "")
     monkeypatch.setattr(gpu_report, "DOCS", tmp_path / "docs")
-    monkeypatch.setattr(gpu_report, "environment",
-                        lambda: {"cuda": True, "device": "NVIDIA H200", "torch": "2.11"})
+    monkeypatch.setattr(
+        gpu_report, "environment", lambda: {"cuda": True, "device": "NVIDIA H200", "torch": "2.11"}
+    )
     calls = []
 
     def fake_bench(catalogue, drill_id, impl, **kwargs):
@@ -462,8 +525,18 @@ def test_gpu_report_survives_a_failing_bench_and_writes_its_files(gpu_report, mo
         return _report(_row())
 
     monkeypatch.setattr(gpu_report.bench, "bench_drill", fake_bench)
-    code = gpu_report.main(["--skip-cpu", "--skip-gpu", "--drills", "t1,t2", "--budget", "400",
-                            "--out", str(tmp_path / "out")])
+    code = gpu_report.main(
+        [
+            "--skip-cpu",
+            "--skip-gpu",
+            "--drills",
+            "t1,t2",
+            "--budget",
+            "400",
+            "--out",
+            str(tmp_path / "out"),
+        ]
+    )
     assert code == 0
     assert [c[:3] for c in calls] == [("t1", "solutions", False), ("t2", "solutions", False)]
     assert all(45 <= c[3] <= 300 for c in calls)

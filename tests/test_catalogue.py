@@ -42,7 +42,9 @@ drills:
     functions: [f]
 """
 
-WITH_MISTAKES = GOOD + """\
+WITH_MISTAKES = (
+    GOOD
+    + """\
     mistakes:
       - {id: off-by-one, summary: "the last element, skipped"}
       - id: wrong-sign
@@ -50,6 +52,7 @@ WITH_MISTAKES = GOOD + """\
     bench:
       - {function: f, shape: {n: 64, causal: 0}}
 """
+)
 
 
 def test_minimal_catalogue_gets_defaults(tmp_path):
@@ -81,13 +84,22 @@ def test_a_drill_declares_its_mistakes(tmp_path):
             r"drill 'a1': key 'track' names unknown track 'Q'",
         ),
         (GOOD.replace("format: 2", "format: 9"), r"format 9 is not supported"),
-        (GOOD.replace("format: 2", "format: 1"), r"format 1 is not supported \(this tutor reads 2\)"),
-        (WITH_MISTAKES.replace("summary: the result negated", "what: negated"),
-         r"drills\.yaml:12: drill 'a1' mistake 'wrong-sign': missing key 'summary'"),
-        (WITH_MISTAKES.replace("id: wrong-sign", "id: off-by-one"),
-         r"drill 'a1': a mistake is listed twice"),
-        (WITH_MISTAKES.replace("id: wrong-sign", "id: Wrong Sign"),
-         r"mistake id 'Wrong Sign' must be lower-case"),
+        (
+            GOOD.replace("format: 2", "format: 1"),
+            r"format 1 is not supported \(this tutor reads 2\)",
+        ),
+        (
+            WITH_MISTAKES.replace("summary: the result negated", "what: negated"),
+            r"drills\.yaml:12: drill 'a1' mistake 'wrong-sign': missing key 'summary'",
+        ),
+        (
+            WITH_MISTAKES.replace("id: wrong-sign", "id: off-by-one"),
+            r"drill 'a1': a mistake is listed twice",
+        ),
+        (
+            WITH_MISTAKES.replace("id: wrong-sign", "id: Wrong Sign"),
+            r"mistake id 'Wrong Sign' must be lower-case",
+        ),
         (WITH_MISTAKES.replace("causal: 0", "causal: -1"), r"non-negative integers"),
         (
             GOOD.replace("functions: [f]", "functions: f"),

@@ -39,5 +39,6 @@ def test_content_rules_hold(drill):
 
 @pytest.mark.parametrize("target", TARGETS, ids=[t.label for t in TARGETS])
 def test_file_gets_its_verdict(runner, target):
+    assert not target.stale, target.stale
     finding = devcheck.judge(target, runner.run(target.drill, str(target.path)))
     assert finding.ok, finding.line()

@@ -182,7 +182,15 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
     if len(set(ids)) != len(ids):
         raise reader.fail(f"{what}: a mistake is listed twice in 'mistakes'", raw)
     unknown = set(raw) - {
-        "id", "track", "title", "file", "functions", "taught", "coming", "bench", "mistakes"
+        "id",
+        "track",
+        "title",
+        "file",
+        "functions",
+        "taught",
+        "coming",
+        "bench",
+        "mistakes",
     }
     if unknown:
         raise reader.fail(f"{what}: unknown key '{sorted(unknown)[0]}'", raw)

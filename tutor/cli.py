@@ -168,6 +168,7 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
                     "message": t.message,
                     "details": t.details,
                     "line": t.line,
+                    **({"where": t.where, "error_map": t.error_map} if t.where else {}),
                 }
                 for t in result.tests
             ],
@@ -278,16 +279,19 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
 
         functions = tuple(f.strip() for f in args.functions.split(",") if f.strip())
         try:
-            written = new_drill(catalogue.paths, NewDrill(args.id, args.track, args.title,
-                                                          functions))
+            written = new_drill(
+                catalogue.paths, NewDrill(args.id, args.track, args.title, functions)
+            )
         except ScaffoldError as exc:
             raise UsageError(str(exc)) from None
         root = catalogue.paths.root
         print(f"New drill {args.id}: wrote")
         for path in written:
             print(f"  {path.relative_to(root)}")
-        print(f"Next: fill in the TODOs, then `tutor dev check {args.id}` "
-              "(docs/AUTHORING.md walks through it).")
+        print(
+            f"Next: fill in the TODOs, then `tutor dev check {args.id}` "
+            "(docs/AUTHORING.md walks through it)."
+        )
         return EXIT_OK
     from tutor import devcheck
     from tutor.runner import Runner
@@ -296,14 +300,17 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         _drill(catalogue, drill_id)
     runner = Runner(catalogue, force_cpu=getattr(args, "cpu", False))
     show = None if args.json else (lambda finding: print(finding.line(), flush=True))
-    findings = devcheck.check_course(catalogue, args.drills or None, runner=runner,
-                                     jobs=args.jobs, on_finding=show)
+    findings = devcheck.check_course(
+        catalogue, args.drills or None, runner=runner, jobs=args.jobs, on_finding=show
+    )
     failed = [f for f in findings if not f.ok]
     if args.json:
         print(json.dumps(devcheck.as_json(findings), indent=2))
     else:
-        print(f"\n{len(findings) - len(failed)} of {len(findings)} checks hold"
-              + (": the course is proven." if not failed else "; these do not:"))
+        print(
+            f"\n{len(findings) - len(failed)} of {len(findings)} checks hold"
+            + (": the course is proven." if not failed else "; these do not:")
+        )
         for finding in failed:
             print("  " + finding.line())
     return EXIT_OK if not failed else EXIT_FAILED

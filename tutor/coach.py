@@ -78,8 +78,9 @@ class Coach:
         """The first stage for `diagnosis`, shown for a file other than the learner's own and
         remembered nowhere."""
         ladder = self.book(drill_id).ladder(diagnosis)
-        return HintView(drill_id, ladder.diagnosis, ladder.title, ladder.stages[:1],
-                        len(ladder.stages) <= 1)
+        return HintView(
+            drill_id, ladder.diagnosis, ladder.title, ladder.stages[:1], len(ladder.stages) <= 1
+        )
 
     def reveal_next(self, drill_id: str) -> HintView | None:
         """Reveal one more stage of the active diagnosis (none when there is no failure)."""

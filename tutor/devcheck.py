@@ -6,6 +6,7 @@ For each drill (all playable ones by default):
   fix) and at least two known-buggy kernels in drills/mutants/<id>/; every ladder in the drill's
   hints file and every mutant is named after a declared or a generic diagnosis; the files the
   catalogue derives (starter, solution, tests, lesson, hints, bench recipe) exist;
+- one-idea mutants kept as patches still apply to the solution (tutor.patches);
 - behaviour, by running the drill's tests on each file: the untouched starter fails as
   `not-started` in every test, the solution passes with no diagnosis, every
   `<diagnosis>__<variant>.py` gets `<diagnosis>` first, every `correct__<variant>.py` passes.
@@ -23,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tutor import diagnoses as dx
+from tutor import patches
 from tutor import results as r
 from tutor.catalogue import Catalogue, Drill
 from tutor.hints import HintBook, HintFileError, drill_ladders
@@ -42,8 +44,9 @@ class Target:
 
     drill: str
     name: str  # "starter", "solution" or the mutant's file name
-    path: Path
+    path: Path  # the file the tests load (for a .patch mutant, the file built from it)
     expect: str  # "pass", "not-started", or the diagnosis that must come first
+    stale: str = ""  # for a .patch mutant that no longer applies to the solution: why
 
     @property
     def label(self) -> str:
@@ -70,25 +73,50 @@ def expectation_of(mutant: Path) -> str:
 
 
 def mutants_of(catalogue: Catalogue, drill_id: str) -> list[Path]:
+    """Whole-file mutants (`*.py`) and one-idea mutants kept as patches (`*.patch`)."""
     folder = catalogue.paths.mutants(drill_id)
-    return sorted(folder.glob("*__*.py")) if folder.is_dir() else []
+    if not folder.is_dir():
+        return []
+    return sorted([*folder.glob("*__*.py"), *folder.glob("*__*.patch")])
 
 
 def targets(catalogue: Catalogue, drill: Drill, *, starter: bool = True) -> list[Target]:
-    """The solution, the starter and every mutant of `drill`, each with its expectation."""
+    """The solution, the starter and every mutant of `drill`, each with its expectation.
+
+    Patch mutants are built from the current solution into .tutor/mutants/<drill>/.
+    """
     paths = catalogue.paths
     found = [Target(drill.id, SOLUTION, paths.solution(drill.file), "pass")]
     if starter:
         found.append(Target(drill.id, STARTER, paths.starter(drill.file), dx.NOT_STARTED))
-    found += [
-        Target(drill.id, path.name, path, expectation_of(path))
-        for path in mutants_of(catalogue, drill.id)
-    ]
+    for path in mutants_of(catalogue, drill.id):
+        if path.suffix == ".patch":
+            built, stale = _build_patch_mutant(catalogue, drill, path)
+            found.append(Target(drill.id, path.name, built, expectation_of(path), stale))
+        else:
+            found.append(Target(drill.id, path.name, path, expectation_of(path)))
     return found
 
 
-def judge(target: Target, result: RunResult) -> Finding:
+def _build_patch_mutant(catalogue: Catalogue, drill: Drill, patch: Path) -> tuple[Path, str]:
+    """Write the solution with `patch` applied; returns (that file, why it failed or "")."""
+    built = catalogue.paths.state_dir / "mutants" / drill.id / f"{patch.stem}.py"
+    try:
+        text = patches.apply(
+            catalogue.paths.solution(drill.file).read_text(encoding="utf-8"),
+            patch.read_text(encoding="utf-8"),
+        )
+    except (OSError, patches.PatchError) as exc:
+        return built, f"{patch.name} no longer applies to the solution: {exc}"
+    built.parent.mkdir(parents=True, exist_ok=True)
+    built.write_text(text, encoding="utf-8")
+    return built, ""
+
+
+def judge(target: Target, result: RunResult | None) -> Finding:
     """Whether `result`, the run of `target`'s file, is what the target must give."""
+    if target.stale or result is None:
+        return Finding(target.drill, target.name, False, target.stale or "not run")
     first = result.diagnoses[0] if result.diagnoses else None
     got = "pass" if result.passed else (first or result.status)
     if target.expect == "pass":
@@ -183,9 +211,11 @@ def check_course(
     on_finding: Callable[[Finding], None] | None = None,
 ) -> list[Finding]:
     """Every content rule and every target's run for the drills asked for (all by default)."""
-    chosen = [catalogue.drill(d) for d in drill_ids] if drill_ids else [
-        d for d in catalogue.drills if not d.coming
-    ]
+    chosen = (
+        [catalogue.drill(d) for d in drill_ids]
+        if drill_ids
+        else [d for d in catalogue.drills if not d.coming]
+    )
     runner = runner or Runner(catalogue)
     findings: list[Finding] = []
 
@@ -200,9 +230,11 @@ def check_course(
     work = [t for drill in chosen for t in targets(catalogue, drill)]
     workers = jobs or max(1, min(4, os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        runs = [(t, pool.submit(runner.run, t.drill, str(t.path))) for t in work]
+        runs = [
+            (t, None if t.stale else pool.submit(runner.run, t.drill, str(t.path))) for t in work
+        ]
         for target, run in runs:
-            report(judge(target, run.result()))
+            report(judge(target, run.result() if run else None))
     return findings
 
 

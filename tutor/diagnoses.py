@@ -24,6 +24,7 @@ BF16_NO_UPCAST = "bf16-no-upcast"
 MISSING_MASK = "missing-mask"
 ROW_STRIDE = "row-stride"
 TORCH_FALLBACK = "torch-fallback"
+GRID_TOO_SMALL = "grid-too-small"
 WRONG_SHAPE = "wrong-shape"
 WRONG_DTYPE = "wrong-dtype"
 NAN_OR_INF = "nan-or-inf"
@@ -44,6 +45,7 @@ GENERIC_RANKS: dict[str, int] = {
     MISSING_MASK: 2,
     ROW_STRIDE: 2,
     TORCH_FALLBACK: 2,
+    GRID_TOO_SMALL: 2,
     CUDA_ERROR: 2,
     KERNEL_HANG: 2,
     PROCESS_CRASHED: 2,

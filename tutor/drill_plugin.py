@@ -17,10 +17,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import torch
 
+from tutor import diagnoses as dx
 from tutor.catalogue import load_catalogue
 from tutor.harness import backend as backend_mod
 from tutor.harness import learner
+from tutor.harness.failures import DrillFailure
+from tutor.harness.inputs import guard_fill
 from tutor.paths import CoursePaths
 
 _BACKEND = pytest.StashKey[backend_mod.Backend]()
@@ -47,6 +51,39 @@ def pytest_report_header(config: pytest.Config) -> str:
     return (
         f"tutor backend: {chosen.name} ({chosen.device_name}); impl: {config.getoption('--impl')}"
     )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """Check a missing-mask claim made from NaN before it reaches the learner.
+
+    The claim says the NaN came from guard memory next to the inputs. The test runs again with
+    guards of 0: if the same positions are NaN again, the kernel made the NaN itself (inf * 0,
+    0 / 0), and the failure is named `nan-or-inf` instead.
+    """
+    try:
+        return (yield)
+    except DrillFailure as failure:
+        evidence = failure.guard_evidence
+        if failure.diagnosis != dx.MISSING_MASK or evidence is None:
+            raise
+        try:
+            with guard_fill(0.0):
+                item.runtest()
+        except DrillFailure as again:
+            if again.guard_evidence is not None and torch.equal(again.guard_evidence, evidence):
+                raise DrillFailure(
+                    dx.NAN_OR_INF,
+                    failure.message,
+                    f"{int(evidence.sum())} values are NaN or inf where the reference is "
+                    "finite, and they stay NaN when the memory around the inputs holds 0 "
+                    "instead of NaN: the kernel makes them itself (inf - inf, 0 * inf, 0 / 0).",
+                    where=failure.where,
+                    error_map=failure.error_map,
+                ) from None
+        except Exception:  # noqa: BLE001 - the re-run is evidence only; the claim stands
+            pass
+        raise failure from None
 
 
 def chosen_backend(config: pytest.Config) -> backend_mod.Backend:

@@ -6,7 +6,9 @@
 Events (each a JSON object on its own line, flushed at once):
   {"event": "session_start", "backend": ..., "device_name": ..., "torch": ..., "triton": ...}
   {"event": "test_start", "id": ...}
-  {"event": "test", "id", "outcome", "diagnosis", "message", "details", "line", "duration"}
+  {"event": "test", "id", "outcome", "diagnosis", "message", "details", "line", "duration",
+   "where", "error_map"}   (where: one sentence; error_map: text lines; both "" / [] unless a
+                            value comparison failed)
   {"event": "collect_error", "message": ...}
   {"event": "session_end", "exitstatus": ...}
 A test's outcome is passed, failed or skipped; an error in set-up or tear-down counts as failed.
@@ -64,6 +66,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
             "message": error.message,
             "details": error.details,
             "line": error.line,
+            "where": getattr(error, "where", ""),
+            "error_map": list(getattr(error, "error_map", ())),
         }
     elif not call.excinfo.errisinstance(pytest.skip.Exception):
         text = str(error).strip().splitlines()
@@ -129,6 +133,8 @@ class EventLog:
                 "details": info.get("details", ""),
                 "line": info.get("line"),
                 "duration": round(report.duration, 4),
+                "where": info.get("where", ""),
+                "error_map": info.get("error_map", []),
             }
         if report.when == "teardown":
             self.write(self.results.pop(report.nodeid))

@@ -49,8 +49,10 @@ def format_run(result: RunResult, book: HintBook, root_text: str = "") -> str:
     for test in failed[:MAX_FAILED_SHOWN]:
         tag = f"  [{test.diagnosis}]" if test.diagnosis else ""
         lines.append(f"  ✗ {test.name}{tag}")
-        for text in (test.message, test.details):
+        for text in (test.message, test.where and f"Where: {test.where}", test.details):
             lines.extend(_wrapped(text, "      "))
+        if test.error_map and test is failed[0]:  # one picture is enough to read
+            lines.extend(f"        {row}" for row in test.error_map)
     if len(failed) > MAX_FAILED_SHOWN:
         lines.append(f"  … and {len(failed) - MAX_FAILED_SHOWN} more failed tests")
     passed = sum(t.outcome == "passed" for t in result.tests)

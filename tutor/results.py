@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
-# Run statuses: how the child process ended, before looking at single tests.
-PASSED = "passed"  # every test passed
-FAILED = "failed"  # some tests failed; see their diagnoses
-TIMEOUT = "timeout"  # the run was killed at the time limit (a kernel that never ends)
-CRASHED = "crashed"  # the child died by a signal (segfault, abort) or without reporting
-COLLECTION_ERROR = "collection-error"  # the test file itself could not be collected
-SETUP_ERROR = "setup-error"  # no drill test file, pytest missing, a bad option
-CANCELLED = "cancelled"  # a newer run replaced it
+from tutor.states import Outcome, RunStatus
+
+# The run statuses by their old names, for the modules that compare with them.
+PASSED = RunStatus.PASSED
+FAILED = RunStatus.FAILED
+TIMEOUT = RunStatus.TIMEOUT
+CRASHED = RunStatus.CRASHED
+COLLECTION_ERROR = RunStatus.COLLECTION_ERROR
+SETUP_ERROR = RunStatus.SETUP_ERROR
+CANCELLED = RunStatus.CANCELLED
 
 
 @dataclass
@@ -20,24 +21,30 @@ class TestResult:
     __test__ = False  # not a pytest test class, despite the name
 
     id: str  # pytest node id
-    outcome: str  # passed, failed, skipped
+    outcome: str  # an Outcome
     diagnosis: str | None = None
     message: str = ""
     details: str = ""
     line: int | None = None  # a line of the learner's file, where known
     duration: float = 0.0
+    where: str = ""  # for a failed value comparison: where the output is wrong, one sentence
+    error_map: list[str] = field(default_factory=list)  # ... and its picture, line by line
 
     @property
     def name(self) -> str:
         """The test's name without the file: `test_layer_norm[bf16-3x100]`."""
         return self.id.split("::")[-1]
 
+    @property
+    def failed(self) -> bool:
+        return self.outcome == Outcome.FAILED
+
 
 @dataclass
 class RunResult:
     drill: str
     impl: str  # the file that was tested
-    status: str
+    status: str  # a RunStatus
     backend: str = ""
     device_name: str = ""
     tests: list[TestResult] = field(default_factory=list)
@@ -48,9 +55,7 @@ class RunResult:
 
     @property
     def passed(self) -> bool:
-        return self.status == PASSED
+        return self.status == RunStatus.PASSED
 
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["passed"] = self.passed
-        return data
+    def first_failure(self) -> TestResult | None:
+        return next((t for t in self.tests if t.failed), None)

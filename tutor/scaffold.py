@@ -13,7 +13,6 @@ never writes into tutor/ or tests/, and never overwrites a file that exists.
 from __future__ import annotations
 
 import re
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,15 +55,16 @@ def new_drill(paths: CoursePaths, drill: NewDrill) -> list[Path]:
     existing = [str(p.relative_to(paths.root)) for p in files if p.exists()]
     if existing:
         raise ScaffoldError(f"these files exist already: {', '.join(existing)}")
+    old = paths.catalogue.read_text(encoding="utf-8")
+    paths.catalogue.write_text(old.rstrip("\n") + "\n" + _entry(drill), encoding="utf-8")
+    try:
+        load_catalogue(paths)
+    except CatalogueError as exc:  # the file's own layout may not take an appended entry
+        paths.catalogue.write_text(old, encoding="utf-8")
+        raise ScaffoldError(f"the new entry would break drills.yaml: {exc}") from exc
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    with paths.catalogue.open("a", encoding="utf-8") as out:
-        out.write(_entry(drill))
-    try:
-        load_catalogue(paths)
-    except CatalogueError as exc:  # pragma: no cover - the entry is generated from checked parts
-        raise ScaffoldError(f"the new entry broke drills.yaml: {exc}") from exc
     return [paths.catalogue, *files]
 
 
@@ -83,23 +83,24 @@ def _validate(catalogue: Catalogue, drill: NewDrill) -> None:
 
 
 def _entry(drill: NewDrill) -> str:
-    functions = ", ".join(drill.functions)
     title = drill.title.replace('"', "'")
-    return textwrap.dedent(f"""
-          - id: {drill.id}
-            track: {drill.track}
-            title: "{title}"
-            file: {drill.file}
-            functions: [{functions}]
-            taught: "TODO: the idea this drill teaches, in one line."
-            mistakes:
-              - {{id: {drill.id}-mistake, summary: "TODO: the mistake, in one line"}}
-    """).replace("\n  ", "\n")
+    lines = [
+        "",
+        f"  - id: {drill.id}",
+        f"    track: {drill.track}",
+        f'    title: "{title}"',
+        f"    file: {drill.file}",
+        f"    functions: [{', '.join(drill.functions)}]",
+        '    taught: "TODO: the idea this drill teaches, in one line."',
+        "    mistakes:",
+        f'      - {{id: {drill.id}-mistake, summary: "TODO: the mistake, in one line"}}',
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _stubs(drill: NewDrill, body: str) -> str:
     return "\n\n".join(
-        f'def {name}(x: torch.Tensor) -> torch.Tensor:\n'
+        f"def {name}(x: torch.Tensor) -> torch.Tensor:\n"
         f'    """TODO: what {name} computes (the formula), its shapes and dtypes."""\n'
         f"    {body.format(name=name)}"
         for name in drill.functions
@@ -148,10 +149,15 @@ def _copy_kernel(x_ptr, y_ptr, n, BLOCK_SIZE: tl.constexpr):
     tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=mask), mask=mask)
 
 
-{_stubs(drill, """x = x.contiguous()
+{
+        _stubs(
+            drill,
+            """x = x.contiguous()
     y = torch.empty_like(x)
     _copy_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK_SIZE=1024)
-    return y""")}
+    return y""",
+        )
+    }
 '''
 
 
@@ -235,7 +241,7 @@ diagnoses:
 
 
 def _bench(drill: NewDrill) -> str:
-    return f'''"""What `tutor bench {drill.id}` needs besides the kernel: inputs, bytes, eager torch."""
+    return f'''"""What `tutor bench {drill.id}` needs beside the kernel: inputs, bytes, eager."""
 
 from __future__ import annotations
 

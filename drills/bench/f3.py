@@ -10,8 +10,9 @@ from tutor.bench.recipe import Recipe, normal
 RMS_NORM_EPS = 1e-6
 
 
-def fused_add_rmsnorm_eager(x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
-                            eps: float = RMS_NORM_EPS) -> None:
+def fused_add_rmsnorm_eager(
+    x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, eps: float = RMS_NORM_EPS
+) -> None:
     """h = x + residual in fp32; residual <- h (rounded); x <- rms_norm(h) * weight (FlashInfer)."""
     h = x.float() + residual.float()
     residual.copy_(h)

@@ -15,9 +15,7 @@ RECIPES = [
     Recipe(
         function="softmax",
         dims=("m", "n"),
-        make=lambda s, dtype, device, gen: (
-            normal((s["m"], s["n"]), dtype, device, gen, std=2.0),
-        ),
+        make=lambda s, dtype, device, gen: (normal((s["m"], s["n"]), dtype, device, gen, std=2.0),),
         nbytes=lambda s, itemsize: 2 * s["m"] * s["n"] * itemsize,  # x read, y written
         eager=softmax_eager,
         rows_key="m",

@@ -12,14 +12,16 @@ RMS_NORM_EPS = 1e-6
 STATS_ITEMSIZE = 4  # layer_norm's mean and rstd are float32 whatever x's dtype
 
 
-def layer_norm_eager(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
-                     eps: float = LAYER_NORM_EPS) -> torch.Tensor:
+def layer_norm_eager(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = LAYER_NORM_EPS
+) -> torch.Tensor:
     # y only: eager gives no mean and rstd to compare with (`compared=1` below).
     return F.layer_norm(x, (x.shape[-1],), weight, bias, eps)
 
 
-def rms_norm_eager(x: torch.Tensor, weight: torch.Tensor,
-                   eps: float = RMS_NORM_EPS) -> torch.Tensor:
+def rms_norm_eager(
+    x: torch.Tensor, weight: torch.Tensor, eps: float = RMS_NORM_EPS
+) -> torch.Tensor:
     # eps given explicitly: F.rms_norm's default is float32's machine epsilon, not 1e-6.
     return F.rms_norm(x, (x.shape[-1],), weight, eps)
 

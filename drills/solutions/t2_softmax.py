@@ -16,9 +16,7 @@ import triton.language as tl
 
 
 @triton.jit
-def _softmax_kernel(
-    x_ptr, y_ptr, x_row_stride, y_row_stride, n_cols, BLOCK_N: tl.constexpr
-):
+def _softmax_kernel(x_ptr, y_ptr, x_row_stride, y_row_stride, n_cols, BLOCK_N: tl.constexpr):
     row_idx = tl.program_id(0).to(tl.int64)  # int64: row_idx * stride may pass 2**31
     cols = tl.arange(0, BLOCK_N)
     mask = cols < n_cols
@@ -58,7 +56,12 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
     y_rows = torch.empty(x_rows.shape, dtype=x.dtype, device=x.device)
     block_n = triton.next_power_of_2(n_cols)
     _softmax_kernel[(x_rows.shape[0],)](
-        x_rows, y_rows, x_rows.stride(0), y_rows.stride(0), n_cols,
-        BLOCK_N=block_n, num_warps=_num_warps(block_n),
+        x_rows,
+        y_rows,
+        x_rows.stride(0),
+        y_rows.stride(0),
+        n_cols,
+        BLOCK_N=block_n,
+        num_warps=_num_warps(block_n),
     )
     return y_rows.view(x.shape)

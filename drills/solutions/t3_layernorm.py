@@ -18,8 +18,16 @@ MAX_BLOCK_N = 65536
 
 @triton.jit
 def _layer_norm_fwd_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr,
-    x_row_stride, y_row_stride, n_cols, eps,
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    mean_ptr,
+    rstd_ptr,
+    x_row_stride,
+    y_row_stride,
+    n_cols,
+    eps,
     BLOCK_N: tl.constexpr,
 ):
     row_idx = tl.program_id(0).to(tl.int64)
@@ -44,8 +52,13 @@ def _layer_norm_fwd_kernel(
 
 @triton.jit
 def _rms_norm_fwd_kernel(
-    x_ptr, w_ptr, y_ptr,
-    x_row_stride, y_row_stride, n_cols, eps,
+    x_ptr,
+    w_ptr,
+    y_ptr,
+    x_row_stride,
+    y_row_stride,
+    n_cols,
+    eps,
     BLOCK_N: tl.constexpr,
 ):
     row_idx = tl.program_id(0).to(tl.int64)
@@ -84,9 +97,18 @@ def layer_norm(
     rstd = torch.empty(n_rows, dtype=torch.float32, device=x.device)
     block_n = _block_n(n_cols)
     _layer_norm_fwd_kernel[(n_rows,)](
-        x2d, weight.contiguous(), bias.contiguous(), y, mean, rstd,
-        x2d.stride(0), y.stride(0), n_cols, eps,
-        BLOCK_N=block_n, num_warps=_num_warps(block_n),
+        x2d,
+        weight.contiguous(),
+        bias.contiguous(),
+        y,
+        mean,
+        rstd,
+        x2d.stride(0),
+        y.stride(0),
+        n_cols,
+        eps,
+        BLOCK_N=block_n,
+        num_warps=_num_warps(block_n),
     )
     return y.view(x.shape), mean, rstd
 
@@ -105,9 +127,15 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.
     y = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
     block_n = _block_n(n_cols)
     _rms_norm_fwd_kernel[(n_rows,)](
-        x2d, weight.contiguous(), y,
-        x2d.stride(0), y.stride(0), n_cols, eps,
-        BLOCK_N=block_n, num_warps=_num_warps(block_n),
+        x2d,
+        weight.contiguous(),
+        y,
+        x2d.stride(0),
+        y.stride(0),
+        n_cols,
+        eps,
+        BLOCK_N=block_n,
+        num_warps=_num_warps(block_n),
     )
     return y.view(x.shape)
 

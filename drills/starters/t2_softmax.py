@@ -17,9 +17,7 @@ import triton.language as tl
 
 
 @triton.jit
-def _softmax_kernel(
-    x_ptr, y_ptr, x_row_stride, y_row_stride, n_cols, BLOCK_N: tl.constexpr
-):
+def _softmax_kernel(x_ptr, y_ptr, x_row_stride, y_row_stride, n_cols, BLOCK_N: tl.constexpr):
     """y[row, :] = softmax(x[row, :]) for the row given by tl.program_id(0).
 
     Row r starts at x_ptr + r * x_row_stride (the stride may be larger than n_cols).

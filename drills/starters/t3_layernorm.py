@@ -17,8 +17,16 @@ import triton.language as tl
 
 @triton.jit
 def _layer_norm_fwd_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr, mean_ptr, rstd_ptr,
-    x_row_stride, y_row_stride, n_cols, eps,
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    mean_ptr,
+    rstd_ptr,
+    x_row_stride,
+    y_row_stride,
+    n_cols,
+    eps,
     BLOCK_N: tl.constexpr,
 ):
     # TODO: which row is this program's? (tl.program_id(0), as int64 so row * stride cannot
@@ -36,8 +44,13 @@ def _layer_norm_fwd_kernel(
 
 @triton.jit
 def _rms_norm_fwd_kernel(
-    x_ptr, w_ptr, y_ptr,
-    x_row_stride, y_row_stride, n_cols, eps,
+    x_ptr,
+    w_ptr,
+    y_ptr,
+    x_row_stride,
+    y_row_stride,
+    n_cols,
+    eps,
     BLOCK_N: tl.constexpr,
 ):
     # TODO: row, lanes and mask as in the LayerNorm kernel; load the row as fp32

@@ -89,8 +89,12 @@ def rounded_h_suspects(
     h = x.float() + residual.float()
     h_rounded = round_to(h, residual.dtype, backend).float()
     cases = [
-        (h_rounded, h_rounded, "the norm of the residual as stored (h rounded to its dtype and "
-         "read back), not of the fp32 h"),
+        (
+            h_rounded,
+            h_rounded,
+            "the norm of the residual as stored (h rounded to its dtype and "
+            "read back), not of the fp32 h",
+        ),
         (h, h_rounded, "an rstd computed from h rounded to the residual's dtype"),
         (h_rounded, h, "h rounded to the residual's dtype before it is scaled by rstd"),
     ]
@@ -105,12 +109,21 @@ def writeback_suspects(
 ) -> list[Suspect]:
     """The new residual if h = x + residual was not what got stored into it."""
     return [
-        Suspect("residual-writeback", residual_in,
-                "the residual as it was before the call: h = x + residual was not stored into it"),
-        Suspect("residual-writeback", x_in,
-                "the input x: the residual must receive h = x + residual, not x"),
-        Suspect("residual-writeback", x_out,
-                "the normalized output: the residual must receive h = x + residual, not its norm"),
+        Suspect(
+            "residual-writeback",
+            residual_in,
+            "the residual as it was before the call: h = x + residual was not stored into it",
+        ),
+        Suspect(
+            "residual-writeback",
+            x_in,
+            "the input x: the residual must receive h = x + residual, not x",
+        ),
+        Suspect(
+            "residual-writeback",
+            x_out,
+            "the normalized output: the residual must receive h = x + residual, not its norm",
+        ),
     ]
 
 
@@ -177,7 +190,7 @@ def _make_inputs(
 
 def _guards(buffer: torch.Tensor) -> torch.Tensor:
     """The NaN memory on both sides of an `guarded` tensor."""
-    return torch.cat((buffer[: GUARD], buffer[-GUARD :])).clone()
+    return torch.cat((buffer[:GUARD], buffer[-GUARD:])).clone()
 
 
 # Where a test puts its values: values -> (the tensor the function gets, the buffer around it).
@@ -216,13 +229,24 @@ def check_fused_outputs(
 
     want32 = expected_outputs(x_in.float(), residual_in.float(), weight.float(), backend)
     expect_close(
-        x, want_x, what="x", tol=_tol(x.dtype, NORM_FP32), untouched=x_in,
-        fp32_rerun=lambda: rerun_fp32()[0], fp32_expected=want32[0], reads_guarded=reads_guarded,
+        x,
+        want_x,
+        what="x",
+        tol=_tol(x.dtype, NORM_FP32),
+        untouched=x_in,
+        fp32_rerun=lambda: rerun_fp32()[0],
+        fp32_expected=want32[0],
+        reads_guarded=reads_guarded,
     )
     expect_close(
-        residual, want_residual, what="residual", tol=EXACT,
+        residual,
+        want_residual,
+        what="residual",
+        tol=EXACT,
         suspects=writeback_suspects(x_in, residual_in, want_x),
-        fp32_rerun=lambda: rerun_fp32()[1], fp32_expected=want32[1], reads_guarded=reads_guarded,
+        fp32_rerun=lambda: rerun_fp32()[1],
+        fp32_expected=want32[1],
+        reads_guarded=reads_guarded,
     )
     if x.dtype == torch.bfloat16:
         expect_bits(
@@ -231,8 +255,12 @@ def check_fused_outputs(
 
 
 def _fused_looks_right(
-    backend: Backend, x: torch.Tensor, residual: torch.Tensor, x_in: torch.Tensor,
-    residual_in: torch.Tensor, weight: torch.Tensor,
+    backend: Backend,
+    x: torch.Tensor,
+    residual: torch.Tensor,
+    x_in: torch.Tensor,
+    residual_in: torch.Tensor,
+    weight: torch.Tensor,
 ) -> bool:
     """x within a bf16 ulp and residual exact: right apart from what `expect_bits` judges."""
     want_x, want_residual = expected_outputs(x_in, residual_in, weight, backend)
@@ -243,7 +271,10 @@ def _fused_looks_right(
 
 
 def _runs_correctly_on_contiguous(
-    impl: Learner, backend: Backend, x_in: torch.Tensor, residual_in: torch.Tensor,
+    impl: Learner,
+    backend: Backend,
+    x_in: torch.Tensor,
+    residual_in: torch.Tensor,
     weight: torch.Tensor,
 ) -> bool:
     """On contiguous copies in guarded buffers: right x and residual, nothing written around.
@@ -255,18 +286,26 @@ def _runs_correctly_on_contiguous(
     residual, residual_buffer = guarded(residual_in)
     guards = _guards(x_buffer), _guards(residual_buffer)
     impl.fused_add_rmsnorm(x, residual, weight, EPS)
-    intact = all(torch.equal(_guards(b).isnan(), g.isnan())
-                 for b, g in zip((x_buffer, residual_buffer), guards, strict=True))
+    intact = all(
+        torch.equal(_guards(b).isnan(), g.isnan())
+        for b, g in zip((x_buffer, residual_buffer), guards, strict=True)
+    )
     return intact and _fused_looks_right(backend, x, residual, x_in, residual_in, weight)
 
 
 def _expect_written_in_place(
-    x: torch.Tensor, residual: torch.Tensor, x_in: torch.Tensor, residual_in: torch.Tensor,
+    x: torch.Tensor,
+    residual: torch.Tensor,
+    x_in: torch.Tensor,
+    residual_in: torch.Tensor,
     layout: str,
 ) -> None:
     """A function that works on contiguous inputs must not leave strided ones unchanged."""
-    stale = [name for name, after, before in (("x", x, x_in), ("residual", residual, residual_in))
-             if torch.equal(after, before)]
+    stale = [
+        name
+        for name, after, before in (("x", x, x_in), ("residual", residual, residual_in))
+        if torch.equal(after, before)
+    ]
     if stale:
         raise DrillFailure(
             "view-not-reshape",
@@ -294,8 +333,17 @@ def test_fused_add_rmsnorm(impl, backend, device, dtype):
 
     for name, buffer in (("x", x_buffer), ("residual", residual_buffer)):
         expect_unchanged(_guards(buffer), guards[name], what=name)
-    check_fused_outputs(impl, backend, x, residual, x_in, residual_in, weight,
-                        layouts=(guarded, guarded), reads_guarded=True)
+    check_fused_outputs(
+        impl,
+        backend,
+        x,
+        residual,
+        x_in,
+        residual_in,
+        weight,
+        layouts=(guarded, guarded),
+        reads_guarded=True,
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=DTYPE_IDS)
@@ -321,12 +369,22 @@ def test_fused_add_rmsnorm_row_stride(impl, backend, device, dtype):
                 "each have their own spacing.",
             )
     for name, buffer in (("x", x_buffer), ("residual", residual_buffer)):
-        expect_unchanged(buffer[outside[name]], torch.full_like(buffer[outside[name]], torch.nan),
-                         what=f"the rows of {name}")
-    check_fused_outputs(impl, backend, x, residual, x_in, residual_in, weight,
-                        layouts=(lambda v: row_sliced_buffer(v, 7),
-                                 lambda v: row_sliced_buffer(v, 3)),
-                        reads_guarded=True)
+        expect_unchanged(
+            buffer[outside[name]],
+            torch.full_like(buffer[outside[name]], torch.nan),
+            what=f"the rows of {name}",
+        )
+    check_fused_outputs(
+        impl,
+        backend,
+        x,
+        residual,
+        x_in,
+        residual_in,
+        weight,
+        layouts=(lambda v: row_sliced_buffer(v, 7), lambda v: row_sliced_buffer(v, 3)),
+        reads_guarded=True,
+    )
 
 
 @pytest.mark.parametrize("transposed", ["x", "residual"])
@@ -350,8 +408,9 @@ def test_fused_add_rmsnorm_not_flattenable(impl, backend, device, transposed):
         return
     if works_contiguous:
         _expect_written_in_place(x, residual, x_in, residual_in, f"a transposed 3-D {transposed}")
-    check_fused_outputs(impl, backend, x, residual, x_in, residual_in, weight,
-                        layouts=layouts, reads_guarded=True)
+    check_fused_outputs(
+        impl, backend, x, residual, x_in, residual_in, weight, layouts=layouts, reads_guarded=True
+    )
 
 
 def test_fused_add_rmsnorm_norm_uses_fp32_h(impl, backend, device):
@@ -377,8 +436,17 @@ def test_fused_add_rmsnorm_norm_uses_fp32_h(impl, backend, device):
 
     impl.fused_add_rmsnorm(x, residual, weight, EPS)
 
-    check_fused_outputs(impl, backend, x, residual, x_in, residual_in, weight,
-                        layouts=(guarded, guarded), reads_guarded=True)
+    check_fused_outputs(
+        impl,
+        backend,
+        x,
+        residual,
+        x_in,
+        residual_in,
+        weight,
+        layouts=(guarded, guarded),
+        reads_guarded=True,
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -401,8 +469,11 @@ def gate_up_suspects(x: torch.Tensor, backend: Backend) -> list[Suspect]:
     d = x.shape[-1] // 2
     gate, up = x[..., :d].float(), x[..., d:].float()
     cases = [
-        (silu_and_mul_fp32(x, "up", "gate"), "silu(up) * gate: the halves swapped (the first "
-         "half is the gate, the one that goes through silu)"),
+        (
+            silu_and_mul_fp32(x, "up", "gate"),
+            "silu(up) * gate: the halves swapped (the first "
+            "half is the gate, the one that goes through silu)",
+        ),
         (silu_and_mul_fp32(x, "gate", "gate"), "silu(gate) * gate: the up half was never read"),
         (silu_and_mul_fp32(x, "up", "up"), "silu(up) * up: the gate half was never read"),
         (gate * torch.sigmoid(up) * up, "gate * sigmoid(up) * up: sigmoid of the wrong half"),
@@ -417,8 +488,9 @@ SILU_SHAPES = {
 }
 
 
-def _expect_every_column_block(out: torch.Tensor, want: torch.Tensor, block: int,
-                               tol: Tolerance) -> None:
+def _expect_every_column_block(
+    out: torch.Tensor, want: torch.Tensor, block: int, tol: Tolerance
+) -> None:
     """Right in each row's first block of columns but wrong after it: the grid's 2nd axis."""
     if out.shape != want.shape or out.dtype != want.dtype:
         return  # expect_close names these
@@ -435,8 +507,12 @@ def _expect_every_column_block(out: torch.Tensor, want: torch.Tensor, block: int
 def _silu_looks_right(out: object, x_in: torch.Tensor, backend: Backend) -> bool:
     want = round_to(silu_and_mul_fp32(x_in), x_in.dtype, backend)
     tol = _tol(x_in.dtype, SILU_FP32)
-    return (isinstance(out, torch.Tensor) and out.shape == want.shape and out.dtype == want.dtype
-            and torch.allclose(out.float(), want.float(), atol=tol.atol, rtol=tol.rtol))
+    return (
+        isinstance(out, torch.Tensor)
+        and out.shape == want.shape
+        and out.dtype == want.dtype
+        and torch.allclose(out.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
+    )
 
 
 @pytest.mark.parametrize("shape", list(SILU_SHAPES.values()), ids=list(SILU_SHAPES))
@@ -457,9 +533,15 @@ def test_silu_and_mul(impl, backend, device, dtype, shape):
         _expect_every_column_block(out, want, block, _tol(dtype, SILU_FP32))
         tail = padded_tail(d, block, want.shape, device)
     expect_close(
-        out, want, what="out", tol=_tol(dtype, SILU_FP32), suspects=gate_up_suspects(x_in, backend),
+        out,
+        want,
+        what="out",
+        tol=_tol(dtype, SILU_FP32),
+        suspects=gate_up_suspects(x_in, backend),
         fp32_rerun=lambda: impl.silu_and_mul(guarded(x_in.float())[0]),
-        fp32_expected=silu_and_mul_fp32(x_in), reads_guarded=True, tail=tail,
+        fp32_expected=silu_and_mul_fp32(x_in),
+        reads_guarded=True,
+        tail=tail,
     )
 
 
@@ -469,8 +551,7 @@ def test_silu_and_mul_row_stride(impl, backend, device):
     x_in = (2 * torch.randn(3, 2 * 37, generator=gen)).to(device, torch.bfloat16)
     x, buffer = row_sliced_buffer(x_in, slack=5)
     buffer_before = buffer.clone()
-    works_contiguous = _silu_looks_right(impl.silu_and_mul(guarded(x_in)[0]), x_in,
-                                         backend)
+    works_contiguous = _silu_looks_right(impl.silu_and_mul(guarded(x_in)[0]), x_in, backend)
 
     out = impl.silu_and_mul(x)
 
@@ -483,6 +564,10 @@ def test_silu_and_mul_row_stride(impl, backend, device):
         )
     expect_unchanged(buffer, buffer_before, what="the input x")
     expect_close(
-        out, round_to(silu_and_mul_fp32(x_in), x.dtype, backend), what="out", tol=ONE_BF16_ULP,
-        suspects=gate_up_suspects(x_in, backend), reads_guarded=True,
+        out,
+        round_to(silu_and_mul_fp32(x_in), x.dtype, backend),
+        what="out",
+        tol=ONE_BF16_ULP,
+        suspects=gate_up_suspects(x_in, backend),
+        reads_guarded=True,
     )

@@ -50,44 +50,91 @@ _sigmoid = torch.sigmoid
 
 # (diagnosis, what the mistake computes from float64 x, completes "your output matches ...").
 _MISTAKES: list[tuple[str, Callable[[torch.Tensor], torch.Tensor], str]] = [
-    ("gelu-approximation", lambda x: 0.5 * x * (1 + torch.erf(x / math.sqrt(2.0))),
-     "the exact GELU, 0.5·x·(1 + erf(x/√2)), not its tanh form"),
-    ("gelu-approximation", lambda x: _tanh_gelu(x, cubic=lambda x: 0 * x),
-     "the tanh form without the 0.044715·x³ term"),
-    ("gelu-approximation", lambda x: _tanh_gelu(x, cubic=lambda x: CUBIC * x**2),
-     "the tanh form with 0.044715·x² where x³ belongs"),
-    ("gelu-approximation", lambda x: _tanh_gelu(x, scale=2.0 / math.pi),
-     "the tanh form with 2/π where √(2/π) belongs"),
-    ("gelu-approximation", lambda x: _tanh_gelu(x, scale=math.sqrt(2.0) / math.pi),
-     "the tanh form with √2/π where √(2/π) belongs"),
-    ("gelu-approximation", lambda x: _tanh_gelu(x, scale=math.sqrt(math.pi / 2.0)),
-     "the tanh form with √(π/2) where √(2/π) belongs"),
-    ("gelu-approximation", lambda x: _tanh_gelu(x, scale=1.0),
-     "the tanh form without the √(2/π) factor"),
-    ("gelu-approximation", lambda x: _tanh_gelu(x, half=1.0),
-     "the tanh form without the factor 0.5 in front"),
-    ("gelu-approximation", lambda x: x * _sigmoid(1.702 * x),
-     "the sigmoid approximation x·σ(1.702·x), not the tanh form"),
-    ("tanh-identity", lambda x: _tanh_gelu(x, tanh=lambda z: 2 * _sigmoid(z) - 1),
-     "the GELU with tanh(z) taken as 2·σ(z) − 1 (the sigmoid needs 2z)"),
-    ("tanh-identity", lambda x: _tanh_gelu(x, tanh=lambda z: _sigmoid(2 * z) - 1),
-     "the GELU with tanh(z) taken as σ(2z) − 1 (the sigmoid needs the factor 2 in front)"),
-    ("tanh-identity", lambda x: _tanh_gelu(x, tanh=lambda z: 2 * _sigmoid(2 * z) + 1),
-     "the GELU with tanh(z) taken as 2·σ(2z) + 1 (it is minus 1)"),
-    ("tanh-identity", lambda x: _tanh_gelu(x, tanh=lambda z: 1 - 2 * _sigmoid(2 * z)),
-     "the GELU with tanh(z) taken as 1 − 2·σ(2z), which is −tanh(z)"),
-    ("tanh-identity", lambda x: _tanh_gelu(x, tanh=lambda z: 2 * _sigmoid(2 * z)),
-     "the GELU with tanh(z) taken as 2·σ(2z) without the − 1"),
-    ("tanh-identity", lambda x: _tanh_gelu(x, tanh=lambda z: _sigmoid(2 * z)),
-     "the GELU with tanh(z) taken as σ(2z)"),
+    (
+        "gelu-approximation",
+        lambda x: 0.5 * x * (1 + torch.erf(x / math.sqrt(2.0))),
+        "the exact GELU, 0.5·x·(1 + erf(x/√2)), not its tanh form",
+    ),
+    (
+        "gelu-approximation",
+        lambda x: _tanh_gelu(x, cubic=lambda x: 0 * x),
+        "the tanh form without the 0.044715·x³ term",
+    ),
+    (
+        "gelu-approximation",
+        lambda x: _tanh_gelu(x, cubic=lambda x: CUBIC * x**2),
+        "the tanh form with 0.044715·x² where x³ belongs",
+    ),
+    (
+        "gelu-approximation",
+        lambda x: _tanh_gelu(x, scale=2.0 / math.pi),
+        "the tanh form with 2/π where √(2/π) belongs",
+    ),
+    (
+        "gelu-approximation",
+        lambda x: _tanh_gelu(x, scale=math.sqrt(2.0) / math.pi),
+        "the tanh form with √2/π where √(2/π) belongs",
+    ),
+    (
+        "gelu-approximation",
+        lambda x: _tanh_gelu(x, scale=math.sqrt(math.pi / 2.0)),
+        "the tanh form with √(π/2) where √(2/π) belongs",
+    ),
+    (
+        "gelu-approximation",
+        lambda x: _tanh_gelu(x, scale=1.0),
+        "the tanh form without the √(2/π) factor",
+    ),
+    (
+        "gelu-approximation",
+        lambda x: _tanh_gelu(x, half=1.0),
+        "the tanh form without the factor 0.5 in front",
+    ),
+    (
+        "gelu-approximation",
+        lambda x: x * _sigmoid(1.702 * x),
+        "the sigmoid approximation x·σ(1.702·x), not the tanh form",
+    ),
+    (
+        "tanh-identity",
+        lambda x: _tanh_gelu(x, tanh=lambda z: 2 * _sigmoid(z) - 1),
+        "the GELU with tanh(z) taken as 2·σ(z) − 1 (the sigmoid needs 2z)",
+    ),
+    (
+        "tanh-identity",
+        lambda x: _tanh_gelu(x, tanh=lambda z: _sigmoid(2 * z) - 1),
+        "the GELU with tanh(z) taken as σ(2z) − 1 (the sigmoid needs the factor 2 in front)",
+    ),
+    (
+        "tanh-identity",
+        lambda x: _tanh_gelu(x, tanh=lambda z: 2 * _sigmoid(2 * z) + 1),
+        "the GELU with tanh(z) taken as 2·σ(2z) + 1 (it is minus 1)",
+    ),
+    (
+        "tanh-identity",
+        lambda x: _tanh_gelu(x, tanh=lambda z: 1 - 2 * _sigmoid(2 * z)),
+        "the GELU with tanh(z) taken as 1 − 2·σ(2z), which is −tanh(z)",
+    ),
+    (
+        "tanh-identity",
+        lambda x: _tanh_gelu(x, tanh=lambda z: 2 * _sigmoid(2 * z)),
+        "the GELU with tanh(z) taken as 2·σ(2z) without the − 1",
+    ),
+    (
+        "tanh-identity",
+        lambda x: _tanh_gelu(x, tanh=lambda z: _sigmoid(2 * z)),
+        "the GELU with tanh(z) taken as σ(2z)",
+    ),
 ]
 
 
 def suspects(x: torch.Tensor, backend: Backend) -> list[Suspect]:
     """Every known mistake's output on x, rounded to x's dtype as the backend rounds."""
     x64 = x.double()
-    return [Suspect(diagnosis, round_to(mistake(x64), x.dtype, backend), story)
-            for diagnosis, mistake, story in _MISTAKES]
+    return [
+        Suspect(diagnosis, round_to(mistake(x64), x.dtype, backend), story)
+        for diagnosis, mistake, story in _MISTAKES
+    ]
 
 
 def uniform(shape: tuple[int, ...], dtype: torch.dtype, device: str, seed: int) -> torch.Tensor:
@@ -96,12 +143,16 @@ def uniform(shape: tuple[int, ...], dtype: torch.dtype, device: str, seed: int) 
     return (torch.rand(shape, generator=generator) * 12 - 6).to(dtype).to(device)
 
 
-def check_gelu(impl, backend: Backend, x: torch.Tensor, tol: Tolerance, *,
-               reads_guarded: bool = False) -> None:
+def check_gelu(
+    impl, backend: Backend, x: torch.Tensor, tol: Tolerance, *, reads_guarded: bool = False
+) -> None:
     y = impl.gelu_tanh(x)
     what = f"output for a {str(x.dtype).removeprefix('torch.')} x of shape {tuple(x.shape)}"
     expect_close(
-        y, round_to(gelu_tanh_reference(x), x.dtype, backend), what=what, tol=tol,
+        y,
+        round_to(gelu_tanh_reference(x), x.dtype, backend),
+        what=what,
+        tol=tol,
         suspects=suspects(x, backend),
         fp32_rerun=lambda: impl.gelu_tanh(x.float()),
         fp32_expected=gelu_tanh_reference(x.float()),

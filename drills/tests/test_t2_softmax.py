@@ -51,10 +51,16 @@ def unshifted_softmax(x: torch.Tensor) -> torch.Tensor:
 
 def suspects(x: torch.Tensor, backend: Backend) -> list[Suspect]:
     return [
-        Suspect("padding-neg-inf", round_to(zero_padded_softmax(x), x.dtype, backend),
-                "a softmax whose padded lanes were 0: they entered the max and the sum"),
-        Suspect("no-max-subtraction", round_to(unshifted_softmax(x), x.dtype, backend),
-                "exp of the raw input: NaN where exp overflows or every term underflows"),
+        Suspect(
+            "padding-neg-inf",
+            round_to(zero_padded_softmax(x), x.dtype, backend),
+            "a softmax whose padded lanes were 0: they entered the max and the sum",
+        ),
+        Suspect(
+            "no-max-subtraction",
+            round_to(unshifted_softmax(x), x.dtype, backend),
+            "exp of the raw input: NaN where exp overflows or every term underflows",
+        ),
     ]
 
 
@@ -72,11 +78,13 @@ def mixed_rows(shape: tuple[int, ...], dtype: torch.dtype, device: str, seed: in
     return rows.reshape(shape).to(dtype).to(device)
 
 
-def check_softmax(impl, backend: Backend, x: torch.Tensor, tol: Tolerance, *,
-                  reads_guarded: bool = False) -> None:
+def check_softmax(
+    impl, backend: Backend, x: torch.Tensor, tol: Tolerance, *, reads_guarded: bool = False
+) -> None:
     y = impl.softmax(x)
     expect_close(
-        y, round_to(softmax_reference(x), x.dtype, backend),
+        y,
+        round_to(softmax_reference(x), x.dtype, backend),
         what=f"output for a {str(x.dtype).removeprefix('torch.')} x of shape {tuple(x.shape)}",
         tol=tol,
         suspects=suspects(x, backend),

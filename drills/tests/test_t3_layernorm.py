@@ -151,15 +151,24 @@ def layer_norm_fp64(
 
 
 LN_MISTAKES = [
-    ("padding-where", "padding",
-     "the variance with each padded lane's (0 - mean)^2 added in (x - mean not zeroed there)"),
+    (
+        "padding-where",
+        "padding",
+        "the variance with each padded lane's (0 - mean)^2 added in (x - mean not zeroed there)",
+    ),
     ("divide-by-block", "mean/block", "the mean taken as sum(x) / BLOCK_N instead of / N"),
-    ("divide-by-block", "var/block",
-     "the variance taken as sum((x - mean)^2) / BLOCK_N instead of / N"),
+    (
+        "divide-by-block",
+        "var/block",
+        "the variance taken as sum((x - mean)^2) / BLOCK_N instead of / N",
+    ),
     ("divide-by-block", "both/block", "the mean and the variance both divided by BLOCK_N, not N"),
     ("unbiased-variance", "unbiased", "the variance divided by N - 1 instead of N"),
-    ("one-pass-variance", "one-pass",
-     "the variance as E[x^2] - E[x]^2 in fp32, which cancels when the mean is large"),
+    (
+        "one-pass-variance",
+        "one-pass",
+        "the variance as E[x^2] - E[x]^2 in fp32, which cancels when the mean is large",
+    ),
 ]
 
 
@@ -200,17 +209,26 @@ def expect_layer_norm(
 
     def check_y() -> None:
         expect_close(
-            got.y, round_to(ref.y, x.dtype, backend), what="y", tol=y_tol or _tol(x.dtype),
+            got.y,
+            round_to(ref.y, x.dtype, backend),
+            what="y",
+            tol=y_tol or _tol(x.dtype),
             suspects=[Suspect(d, round_to(s.y, x.dtype, backend), story) for d, s, story in wrong],
-            fp32_rerun=fp32_rerun, fp32_expected=ref.y.float(), reads_guarded=True,
+            fp32_rerun=fp32_rerun,
+            fp32_expected=ref.y.float(),
+            reads_guarded=True,
         )
 
     def check_stats() -> None:
         for what in ("mean", "rstd"):
             expect_close(
-                getattr(got, what), getattr(ref, what).float(), what=what, tol=stats_tol,
+                getattr(got, what),
+                getattr(ref, what).float(),
+                what=what,
+                tol=stats_tol,
                 suspects=[Suspect(d, getattr(s, what).float(), story) for d, s, story in wrong],
-                dtype_diagnosis=STATS_DTYPE, reads_guarded=True,
+                dtype_diagnosis=STATS_DTYPE,
+                reads_guarded=True,
             )
 
     checks = (check_stats, check_y) if x.dtype == torch.float32 else (check_y, check_stats)
@@ -220,8 +238,9 @@ def expect_layer_norm(
 
 def _fp32_rerun(impl, eps: float, *tensors: torch.Tensor) -> Callable[[], torch.Tensor]:
     """layer_norm's y on fp32 copies of the inputs (guarded like the originals)."""
-    return lambda: _layer_norm_out(impl, *_on(tensors[0].device.type, torch.float32, *tensors),
-                                   eps).y
+    return lambda: (
+        _layer_norm_out(impl, *_on(tensors[0].device.type, torch.float32, *tensors), eps).y
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -265,12 +284,16 @@ def test_layer_norm_stats_are_float32_per_row(impl, backend):
         stat = getattr(got, what)
         if not isinstance(stat, torch.Tensor) or tuple(stat.shape) != (n_rows,):
             found = tuple(stat.shape) if isinstance(stat, torch.Tensor) else type(stat).__name__
-            raise DrillFailure(dx.WRONG_SHAPE,
-                               f"{what} is {found}, expected shape ({n_rows},): one value per row")
+            raise DrillFailure(
+                dx.WRONG_SHAPE, f"{what} is {found}, expected shape ({n_rows},): one value per row"
+            )
         if stat.dtype != torch.float32:
-            raise DrillFailure(STATS_DTYPE, f"{what} has dtype {stat.dtype}, expected float32",
-                               "The statistics stay float32 for bf16 inputs: a backward pass "
-                               "needs their precision.")
+            raise DrillFailure(
+                STATS_DTYPE,
+                f"{what} has dtype {stat.dtype}, expected float32",
+                "The statistics stay float32 for bf16 inputs: a backward pass "
+                "needs their precision.",
+            )
 
 
 def test_layer_norm_row_sliced_input(impl, backend):
@@ -302,13 +325,15 @@ def test_layer_norm_large_mean_small_spread(impl, backend):
     x, w, b = _on(backend.device, torch.float32, rows, *params)
     got = _layer_norm_out(impl, x, w, b, 1e-5)
     try:
-        expect_layer_norm(got, x, w, b, 1e-5, backend,
-                          stats_tol=LARGE_MEAN_STATS_TOL, y_tol=LARGE_MEAN_Y_TOL)
+        expect_layer_norm(
+            got, x, w, b, 1e-5, backend, stats_tol=LARGE_MEAN_STATS_TOL, y_tol=LARGE_MEAN_Y_TOL
+        )
     except DrillFailure as failure:
         if failure.diagnosis not in (dx.MISMATCH, dx.NAN_OR_INF):
             raise
         raise DrillFailure(
-            "one-pass-variance", failure.message,
+            "one-pass-variance",
+            failure.message,
             "The same rows centred at 0 came out right: only the shift by thousands breaks "
             "the statistics, which is cancellation in the variance.",
         ) from None
@@ -329,20 +354,36 @@ def rms_norm_fp64(x: torch.Tensor, w: torch.Tensor, eps: float, divisor: int | N
 def expect_rms_norm(y, x, w, eps, backend, fp32_rerun=None, suspects_from=None) -> None:
     n = x.shape[-1]
     ref = rms_norm_fp64(x, w, eps)
-    suspects = [Suspect("divide-by-block", round_to(rms_norm_fp64(x, w, eps, _block(n)),
-                                                    x.dtype, backend),
-                        "the mean of squares taken as sum(x^2) / BLOCK_N instead of / N")]
+    suspects = [
+        Suspect(
+            "divide-by-block",
+            round_to(rms_norm_fp64(x, w, eps, _block(n)), x.dtype, backend),
+            "the mean of squares taken as sum(x^2) / BLOCK_N instead of / N",
+        )
+    ]
     if suspects_from is not None:
-        suspects.append(Suspect(ROW_STRIDE, round_to(rms_norm_fp64(suspects_from, w, eps),
-                                                     x.dtype, backend),
-                                ROW_STRIDE_STORY))
-    expect_close(y, round_to(ref, x.dtype, backend), what="y", tol=_tol(x.dtype),
-                 suspects=suspects, fp32_rerun=fp32_rerun, fp32_expected=ref.float(),
-                 reads_guarded=True)
+        suspects.append(
+            Suspect(
+                ROW_STRIDE,
+                round_to(rms_norm_fp64(suspects_from, w, eps), x.dtype, backend),
+                ROW_STRIDE_STORY,
+            )
+        )
+    expect_close(
+        y,
+        round_to(ref, x.dtype, backend),
+        what="y",
+        tol=_tol(x.dtype),
+        suspects=suspects,
+        fp32_rerun=fp32_rerun,
+        fp32_expected=ref.float(),
+        reads_guarded=True,
+    )
 
 
 def _rms_rerun(impl, eps: float, x: torch.Tensor, w: torch.Tensor, sliced_slack: int = 0):
     """rms_norm on fp32 copies laid out like the originals (guarded, or row-sliced)."""
+
     def rerun() -> torch.Tensor:
         (w32,) = _on(x.device.type, torch.float32, w)
         if sliced_slack:
@@ -350,6 +391,7 @@ def _rms_rerun(impl, eps: float, x: torch.Tensor, w: torch.Tensor, sliced_slack:
         else:
             (x32,) = _on(x.device.type, torch.float32, x)
         return impl.rms_norm(x32, w32, eps)
+
     return rerun
 
 
@@ -365,8 +407,12 @@ RMS_CASES = [
 @pytest.mark.parametrize(("shape", "dtype"), RMS_CASES)
 def test_rms_norm_matches_reference(impl, backend, shape, dtype):
     eps = 1e-6
-    x, w = _on(backend.device, dtype, _offset_rows(shape, seed=sum(shape) + 1),
-               *_params(shape[-1], seed=3, with_bias=False))
+    x, w = _on(
+        backend.device,
+        dtype,
+        _offset_rows(shape, seed=sum(shape) + 1),
+        *_params(shape[-1], seed=3, with_bias=False),
+    )
     y = impl.rms_norm(x, w, eps)
     expect_rms_norm(y, x, w, eps, backend, fp32_rerun=_rms_rerun(impl, eps, x, w))
 
@@ -375,10 +421,12 @@ def test_rms_norm_row_sliced_input(impl, backend):
     """bf16 rows N + slack apart in memory, 3-D."""
     shape, n, eps = (2, 2, 100), 100, 1e-6
     slack = _block(n) - n + 4
-    x, base = row_sliced(_offset_rows(shape, seed=13).to(backend.device, torch.bfloat16),
-                                slack=slack)
+    x, base = row_sliced(
+        _offset_rows(shape, seed=13).to(backend.device, torch.bfloat16), slack=slack
+    )
     (w,) = _on(backend.device, torch.bfloat16, *_params(n, seed=13, with_bias=False))
     flat = base.reshape(-1)[: x.numel()].reshape(shape)
     y = impl.rms_norm(x, w, eps)
-    expect_rms_norm(y, x, w, eps, backend, fp32_rerun=_rms_rerun(impl, eps, x, w, slack),
-                    suspects_from=flat)
+    expect_rms_norm(
+        y, x, w, eps, backend, fp32_rerun=_rms_rerun(impl, eps, x, w, slack), suspects_from=flat
+    )

@@ -45,8 +45,12 @@ def make_app(small_course: CoursePaths, runner: FakeRunner) -> Callable[..., Tut
     def make(**overrides) -> TutorApp:
         options = dict(force_cpu=True, watch=False, gpu_probe=lambda: None)
         options.update(overrides)
-        return TutorApp(load_catalogue(small_course), ProgressStore(small_course.progress_file),
-                        lambda catalogue, force_cpu: runner, **options)
+        return TutorApp(
+            load_catalogue(small_course),
+            ProgressStore(small_course.progress_file),
+            lambda catalogue, force_cpu: runner,
+            **options,
+        )
 
     return make
 

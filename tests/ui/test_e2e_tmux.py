@@ -25,8 +25,9 @@ MUTANTS = ROOT / "drills" / "mutants" / "t3"
 TITLE = "Padded lanes enter the variance"  # hints/t3.yaml, diagnosis padding-where
 RUN_LIMIT = 120  # seconds for a CPU run of the T3 tests on a busy machine
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None,
-                                reason="tmux is not installed (apt-get install tmux)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
+)
 
 
 def _mutant() -> Path:
@@ -43,12 +44,27 @@ class Terminal:
         self.socket = socket
         self.env = env
         # The trailing `sleep` keeps the pane (and what the app printed) after it exits.
-        self._tmux("new-session", "-d", "-s", "tutor", "-x", "160", "-y", "45",
-                   f"{command}; echo EXITED $?; sleep 600")
+        self._tmux(
+            "new-session",
+            "-d",
+            "-s",
+            "tutor",
+            "-x",
+            "160",
+            "-y",
+            "45",
+            f"{command}; echo EXITED $?; sleep 600",
+        )
 
     def _tmux(self, *args: str) -> str:
-        done = subprocess.run(["tmux", "-S", str(self.socket), *args], env=self.env,
-                              capture_output=True, text=True, timeout=30, check=True)
+        done = subprocess.run(
+            ["tmux", "-S", str(self.socket), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
         return done.stdout
 
     def screen(self) -> str:
@@ -62,21 +78,31 @@ class Terminal:
         started = time.monotonic()
         while text not in (screen := self.screen()):
             if time.monotonic() - started > timeout:
-                raise AssertionError(f"{text!r} did not appear in {timeout:.0f} s; "
-                                     f"the screen:\n{screen}")
+                raise AssertionError(
+                    f"{text!r} did not appear in {timeout:.0f} s; the screen:\n{screen}"
+                )
             time.sleep(0.2)
         return time.monotonic() - started
 
     def close(self) -> None:
-        subprocess.run(["tmux", "-S", str(self.socket), "kill-server"], env=self.env,
-                       capture_output=True, timeout=30, check=False)
+        subprocess.run(
+            ["tmux", "-S", str(self.socket), "kill-server"],
+            env=self.env,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
 
 
 @pytest.fixture
 def terminal_env(course: CoursePaths, tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("TMUX", "TRITON"))}
-    env.update(TUTOR_ROOT=str(course.root), TERM="xterm-256color", LANG="C.UTF-8",
-               TMUX_TMPDIR=str(tmp_path))
+    env.update(
+        TUTOR_ROOT=str(course.root),
+        TERM="xterm-256color",
+        LANG="C.UTF-8",
+        TMUX_TMPDIR=str(tmp_path),
+    )
     for name in ("EDITOR", "VISUAL"):
         env.pop(name, None)
     return env
@@ -100,8 +126,14 @@ def start_app(terminal_env, tmp_path):
 
 def _progress_of(env: dict[str, str], drill_id: str) -> dict:
     """The drill's entry in `tutor progress --json`, the command line's view of the same file."""
-    done = subprocess.run([sys.executable, "-m", "tutor", "progress", "--json"], env=env,
-                          capture_output=True, text=True, timeout=60, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "tutor", "progress", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     return json.loads(done.stdout)["drills"][drill_id]
 
 
@@ -121,8 +153,9 @@ def test_a_saved_buggy_kernel_gets_its_diagnosis_on_screen(start_app, terminal_e
     print(f"first frame after {up:.1f} s")
 
 
-def test_e_hands_the_terminal_to_the_editor_and_comes_back(start_app, terminal_env, course,
-                                                           tmp_path):
+def test_e_hands_the_terminal_to_the_editor_and_comes_back(
+    start_app, terminal_env, course, tmp_path
+):
     editor = tmp_path / "editor.sh"
     # A stand-in for an editor: it writes the buggy kernel into the file it was given.
     editor.write_text(f"#!/bin/sh\necho EDITOR RAN\ncp '{_mutant()}' \"$1\"\nsleep 0.5\n")

@@ -31,8 +31,13 @@ async def test_a_hang_and_a_crash_with_the_real_runner(course, recorder):
     def runner(catalogue, force_cpu):
         return Runner(catalogue, force_cpu=force_cpu, timeout=HANG_LIMIT)
 
-    app = TutorApp(load_catalogue(course), ProgressStore(course.progress_file), runner,
-                   force_cpu=True, watch=False)
+    app = TutorApp(
+        load_catalogue(course),
+        ProgressStore(course.progress_file),
+        runner,
+        force_cpu=True,
+        watch=False,
+    )
     async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
         await settle(pilot)
         screen = drill_screen(app)
@@ -43,8 +48,12 @@ async def test_a_hang_and_a_crash_with_the_real_runner(course, recorder):
         await pilot.press("w")  # the app answers while the kernel spins
         await settle(pilot)
         assert screen.watching and not recorder.of(RunFinished)
-        await wait_until(pilot, lambda: recorder.of(RunFinished), "the hang to be killed",
-                         timeout=HANG_LIMIT + 60)
+        await wait_until(
+            pilot,
+            lambda: recorder.of(RunFinished),
+            "the hang to be killed",
+            timeout=HANG_LIMIT + 60,
+        )
         await settle(pilot)
         panel = screen.query_one(RunPanel)
         assert recorder.of(RunFinished)[0].result.status == r.TIMEOUT
@@ -54,8 +63,9 @@ async def test_a_hang_and_a_crash_with_the_real_runner(course, recorder):
         await pilot.press("w")  # watch off again: this run is started by hand
         shutil.copyfile(FIXTURES / "t3_segfaults.py", course.mine("t3_layernorm.py"))
         await pilot.press("r")
-        await wait_until(pilot, lambda: len(recorder.of(RunFinished)) == 2, "the crash",
-                         timeout=HANG_LIMIT + 60)
+        await wait_until(
+            pilot, lambda: len(recorder.of(RunFinished)) == 2, "the crash", timeout=HANG_LIMIT + 60
+        )
         await settle(pilot)
         assert recorder.of(RunFinished)[1].result.status == r.CRASHED
         assert panel.summary_line == "Crashed: the test process died"

@@ -47,8 +47,9 @@ async def test_snapshot_every_hint_out(make_app, runner, recorder, small_course)
 
 
 async def test_snapshot_passed(make_app, runner, recorder, small_course):
-    runner.script("a1", Scripted([("test_small", "passed", None), ("test_tail[1000]", "passed",
-                                                                    None)]))
+    runner.script(
+        "a1", Scripted([("test_small", "passed", None), ("test_tail[1000]", "passed", None)])
+    )
     app = make_app()
     async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
         await settle(pilot)
@@ -57,9 +58,15 @@ async def test_snapshot_passed(make_app, runner, recorder, small_course):
 
 
 async def test_snapshot_timeout(make_app, runner, recorder, small_course):
-    runner.script("a1", Scripted([("test_small", "passed", None)], status=r.TIMEOUT,
-                                 message="killed after 120 s while running test_loop: a kernel "
-                                         "that never finishes, or a very slow one"))
+    runner.script(
+        "a1",
+        Scripted(
+            [("test_small", "passed", None)],
+            status=r.TIMEOUT,
+            message="killed after 120 s while running test_loop: a kernel "
+            "that never finishes, or a very slow one",
+        ),
+    )
     app = make_app()
     async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
         await settle(pilot)

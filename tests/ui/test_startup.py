@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 FIXTURE_COURSE = Path(__file__).resolve().parent / "fixtures" / "course"
@@ -32,14 +31,17 @@ asyncio.run(main())
 """
 
 
-def test_the_app_starts_without_torch_and_quickly(tmp_path):
+def test_the_app_starts_without_torch(tmp_path):
     course = tmp_path / "course"
     shutil.copytree(FIXTURE_COURSE, course)
-    begun = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", _START, str(course)], capture_output=True,
-                          text=True, timeout=60, check=True)
-    wall = time.monotonic() - begun
+    done = subprocess.run(
+        [sys.executable, "-c", _START, str(course)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     seconds, heavy = done.stdout.split()
-    assert heavy == "none"
-    # Up in about half a second on an idle machine; the bound leaves room for a loaded CI box.
-    assert float(seconds) < 3.0, f"the app took {seconds} s to start ({wall:.1f} s with Python)"
+    # No torch, triton or numpy in the app's process: that is what keeps start-up near half a
+    # second on an idle machine (not asserted on a clock: CI machines are busy).
+    assert heavy == "none" and float(seconds) > 0

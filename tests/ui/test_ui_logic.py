@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 from tutor import progress as p
 from tutor import results as r
 from tutor.catalogue import load_catalogue
 from tutor.coach import HintView
+from tutor.events import decode
 from tutor.progress import ProgressStore
 from tutor.ui import marks
 from tutor.ui.environment import CPU_LABEL, backend_label, editor_command
@@ -15,9 +18,12 @@ from tutor.ui.widgets.run_panel import summary
 
 
 def test_marks_tell_the_four_states_apart():
-    states = [p.DrillProgress(), p.DrillProgress(status=p.FAILING),
-              p.DrillProgress(status=p.PASSED, solved_with_hints=True),
-              p.DrillProgress(status=p.PASSED, solved_with_hints=False)]
+    states = [
+        p.DrillProgress(),
+        p.DrillProgress(status=p.FAILING),
+        p.DrillProgress(status=p.PASSED, solved_with_hints=True),
+        p.DrillProgress(status=p.PASSED, solved_with_hints=False),
+    ]
     seen = [marks.mark(s) for s in states]
     assert seen == [marks.NOT_STARTED, marks.FAILING, marks.PASSED_WITH_HINTS, marks.PASSED_CLEAN]
     assert len(set(seen)) == 4
@@ -44,26 +50,46 @@ def test_state_of_does_not_add_entries_to_the_store(small_course):
 
 def test_live_run_fills_rows_from_events_then_from_the_result():
     live = LiveRun("a1", token=1)
-    live.feed({"event": "session_start", "backend": "cuda", "device_name": "NVIDIA H200"})
-    live.feed({"event": "test_start", "id": "f.py::test_a"})
+
+    def feed(event: dict) -> None:
+        live.feed(decode(json.dumps(event)))
+
+    feed({"event": "session_start", "backend": "cuda", "device_name": "NVIDIA H200"})
+    feed({"event": "test_start", "id": "f.py::test_a"})
     assert [(row.name, row.outcome) for row in live.rows.values()] == [("test_a", RUNNING)]
-    live.feed({"event": "test", "id": "f.py::test_a", "outcome": "failed",
-               "diagnosis": "padding-where", "message": "y differs"})
-    live.feed({"event": "test_start", "id": "f.py::test_b"})
-    result = r.RunResult("a1", "mine", r.TIMEOUT, message="killed after 120 s",
-                         tests=[r.TestResult("f.py::test_a", "failed", "padding-where")])
+    feed(
+        {
+            "event": "test",
+            "id": "f.py::test_a",
+            "outcome": "failed",
+            "diagnosis": "padding-where",
+            "message": "y differs",
+        }
+    )
+    feed({"event": "test_start", "id": "f.py::test_b"})
+    result = r.RunResult(
+        "a1",
+        "mine",
+        r.TIMEOUT,
+        message="killed after 120 s",
+        tests=[r.TestResult("f.py::test_a", "failed", "padding-where")],
+    )
     live.finish(result)
     assert [(row.name, row.outcome) for row in live.rows.values()] == [
-        ("test_a", "failed"), ("test_b", r.TIMEOUT)]
+        ("test_a", "failed"),
+        ("test_b", r.TIMEOUT),
+    ]
     assert live.device_name == "NVIDIA H200" and live.finished
 
 
 def test_summary_names_how_a_run_ended():
-    ok = LiveRun.from_result(r.RunResult("a1", "mine", r.PASSED, duration=2.04,
-                                         tests=[r.TestResult("f::t", "passed")]))
+    ok = LiveRun.from_result(
+        r.RunResult("a1", "mine", r.PASSED, duration=2.04, tests=[r.TestResult("f::t", "passed")])
+    )
     assert summary(ok) == ("Passed: all 1 tests (2.0 s)", "-passed")
-    crashed = LiveRun.from_result(r.RunResult("a1", "mine", r.CRASHED,
-                                              message="the test process died (signal SIGSEGV)"))
+    crashed = LiveRun.from_result(
+        r.RunResult("a1", "mine", r.CRASHED, message="the test process died (signal SIGSEGV)")
+    )
     assert summary(crashed) == ("Crashed: the test process died", "-broken")
     assert summary(None)[0].startswith("No run yet")
     earlier = {"status": "failed", "passed_tests": 2, "tests": 5, "at": "2025-01-01T10:00:00"}

@@ -10,17 +10,20 @@ makes it run until cancelled, like a kernel that never ends.
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass, field
 
 from tutor import diagnoses as dx
 from tutor import results as r
+from tutor.events import decode
 
 
 @dataclass
 class Scripted:
     tests: list[tuple[str, str, str | None]] = field(
-        default_factory=lambda: [("test_ok", "passed", None)])  # (name, outcome, diagnosis)
+        default_factory=lambda: [("test_ok", "passed", None)]
+    )  # (name, outcome, diagnosis)
     status: str | None = None  # default: passed when every test passed, else failed
     message: str = ""
     hold_after: int | None = None
@@ -53,14 +56,24 @@ class FakeRunner:
         self.calls.append(Call(drill_id, impl, cancel))
         queue = self.scripts.get(drill_id)
         plan = queue.pop(0) if queue else Scripted()
-        emit = on_event or (lambda event: None)
+
+        def emit(raw: dict) -> None:  # as the real runner does: decoded, then forwarded
+            if on_event is not None:
+                on_event(decode(json.dumps(raw)))
+
         if plan.raises is not None:
             raise plan.raises
-        result = r.RunResult(drill=drill_id, impl=impl, status=r.PASSED,
-                             backend="cpu-interpreter", device_name="CPU (Triton interpreter)",
-                             duration=1.23)
-        emit({"event": "session_start", "backend": result.backend,
-              "device_name": result.device_name})
+        result = r.RunResult(
+            drill=drill_id,
+            impl=impl,
+            status=r.PASSED,
+            backend="cpu-interpreter",
+            device_name="CPU (Triton interpreter)",
+            duration=1.23,
+        )
+        emit(
+            {"event": "session_start", "backend": result.backend, "device_name": result.device_name}
+        )
         for n, (name, outcome, diagnosis) in enumerate(plan.tests):
             node = f"drills/tests/test_{drill_id}.py::{name}"
             emit({"event": "test_start", "id": node})
@@ -73,8 +86,18 @@ class FakeRunner:
             message = "y: 3 of 300 values differ; worst at [2, 99]" if outcome == "failed" else ""
             test = r.TestResult(node, outcome, diagnosis, message, line=None, duration=0.01)
             result.tests.append(test)
-            emit({"event": "test", "id": node, "outcome": outcome, "diagnosis": diagnosis,
-                  "message": message, "details": "", "line": None, "duration": 0.01})
+            emit(
+                {
+                    "event": "test",
+                    "id": node,
+                    "outcome": outcome,
+                    "diagnosis": diagnosis,
+                    "message": message,
+                    "details": "",
+                    "line": None,
+                    "duration": 0.01,
+                }
+            )
             if plan.hold_after == n + 1:
                 self.started.set()
                 self.release.wait(10)

@@ -35,8 +35,9 @@ def drill_screen(app: TutorApp) -> DrillScreen:
     return next(s for s in app.screen_stack if isinstance(s, DrillScreen))
 
 
-async def wait_until(pilot: Pilot, condition: Callable[[], object], what: str,
-                     timeout: float = 5.0) -> None:
+async def wait_until(
+    pilot: Pilot, condition: Callable[[], object], what: str, timeout: float = 5.0
+) -> None:
     """Let the app run until `condition()` holds; fail after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while not condition():

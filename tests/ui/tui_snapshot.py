@@ -34,11 +34,19 @@ def screen_text(app: App) -> str:
     for area in app.screen.query(TextArea):
         area.cursor_blink = False
     width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), record=True,
-                      color_system=None, force_terminal=True, legacy_windows=False)
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        record=True,
+        color_system=None,
+        force_terminal=True,
+        legacy_windows=False,
+    )
     # The same render that App.export_screenshot records, kept as text instead of SVG.
-    console.print(app.screen._compositor.render_update(
-        full=True, screen_stack=app._background_screens))
+    console.print(
+        app.screen._compositor.render_update(full=True, screen_stack=app._background_screens)
+    )
     return console.export_text()
 
 
@@ -58,11 +66,18 @@ def assert_snapshot(app: App, name: str, root: Path | None = None) -> None:
         SNAPSHOTS.mkdir(exist_ok=True)
         golden.write_text(actual, encoding="utf-8")
         return
-    assert golden.exists(), (f"no snapshot {golden.name}; create it with "
-                             "TUTOR_UPDATE_SNAPSHOTS=1")
+    assert golden.exists(), f"no snapshot {golden.name}; create it with TUTOR_UPDATE_SNAPSHOTS=1"
     expected = golden.read_text(encoding="utf-8")
     if actual != expected:
-        diff = "".join(difflib.unified_diff(expected.splitlines(True), actual.splitlines(True),
-                                            f"{name} (golden)", f"{name} (now)"))
-        raise AssertionError(f"screen differs from {golden.name} (rewrite with "
-                             f"TUTOR_UPDATE_SNAPSHOTS=1 if intended):\n{diff}")
+        diff = "".join(
+            difflib.unified_diff(
+                expected.splitlines(True),
+                actual.splitlines(True),
+                f"{name} (golden)",
+                f"{name} (now)",
+            )
+        )
+        raise AssertionError(
+            f"screen differs from {golden.name} (rewrite with "
+            f"TUTOR_UPDATE_SNAPSHOTS=1 if intended):\n{diff}"
+        )

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import textwrap
@@ -29,7 +28,15 @@ from typing import Any
 
 from tutor import progress as p
 from tutor.catalogue import Catalogue
-from tutor.runner import Runner, describe_exit, kill_group
+from tutor.runner import Runner
+from tutor.supervisor import (
+    CANCELLED,
+    EXITED,
+    NOT_STARTED,
+    TIMED_OUT,
+    describe_exit,
+    supervise,
+)
 
 DEFAULT_TIMEOUT_S = 900.0  # torch.compile of every shape dominates: ~5-20 s a shape
 CPU_BACKEND = "cpu-interpreter"  # RunResult.backend when the tests ran in the interpreter
@@ -120,18 +127,28 @@ class BenchReport:
         known = {f.name for f in fields(cls)}
         report = cls(**{k: v for k, v in data.items() if k in known and k != "rows"})
         row_fields = {f.name for f in fields(BenchRow)}
-        report.rows = [BenchRow(**{k: v for k, v in row.items() if k in row_fields})
-                       for row in data.get("rows", [])]
+        report.rows = [
+            BenchRow(**{k: v for k, v in row.items() if k in row_fields})
+            for row in data.get("rows", [])
+        ]
         return report
 
 
-def bench_drill(catalogue: Catalogue, drill_id: str, impl: str = "mine", *,
-                runner: Runner | None = None, force_cpu: bool = False, verify: bool = True,
-                compile: bool = True, cases: list[str] | None = None,
-                timeout: float = DEFAULT_TIMEOUT_S,
-                on_progress: Callable[[str], None] | None = None,
-                cancel: threading.Event | None = None,
-                python: str = sys.executable) -> BenchReport:
+def bench_drill(
+    catalogue: Catalogue,
+    drill_id: str,
+    impl: str = "mine",
+    *,
+    runner: Runner | None = None,
+    force_cpu: bool = False,
+    verify: bool = True,
+    compile: bool = True,
+    cases: list[str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    on_progress: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+    python: str = sys.executable,
+) -> BenchReport:
     """Check the drill's tests, then time its bench cases on the GPU in a child process.
 
     - `verify=False` skips the tests (the caller has just run them).
@@ -158,34 +175,57 @@ def bench_drill(catalogue: Catalogue, drill_id: str, impl: str = "mine", *,
             report.status = TESTS_FAIL
             first = f" ({result.diagnoses[0]})" if result.diagnoses else ""
             detail = f": {result.message}" if result.message else ""
-            report.message = (f"not timed: tests fail{first}{detail}. Run `tutor check "
-                              f"{drill_id}` to see what is wrong.")
+            report.message = (
+                f"not timed: tests fail{first}{detail}. Run `tutor check "
+                f"{drill_id}` to see what is wrong."
+            )
             report.duration = round(time.monotonic() - started, 2)
             return report
         ran_on_cpu = result.backend == CPU_BACKEND
     if ran_on_cpu:
         report.status = NO_GPU
-        report.message = ("The tests pass on the CPU interpreter. " if verify else "") + \
-            CPU_EXPLANATION.format(drill=drill_id)
+        report.message = (
+            "The tests pass on the CPU interpreter. " if verify else ""
+        ) + CPU_EXPLANATION.format(drill=drill_id)
         if force_cpu:
             report.message += " (--cpu was given.)"
         report.duration = round(time.monotonic() - started, 2)
         return report
-    _run_child(report, catalogue, drill_id, impl_path, compile, cases, timeout, on_progress,
-               python, cancel)
+    _run_child(
+        report, catalogue, drill_id, impl_path, compile, cases, timeout, on_progress, python, cancel
+    )
     report.duration = round(time.monotonic() - started, 2)
     return report
 
 
-def _run_child(report: BenchReport, catalogue: Catalogue, drill_id: str, impl_path: Path,
-               with_compile: bool, cases: list[str] | None, timeout: float,
-               on_progress: Callable[[str], None] | None, python: str,
-               cancel: threading.Event | None = None) -> None:
+def _run_child(
+    report: BenchReport,
+    catalogue: Catalogue,
+    drill_id: str,
+    impl_path: Path,
+    with_compile: bool,
+    cases: list[str] | None,
+    timeout: float,
+    on_progress: Callable[[str], None] | None,
+    python: str,
+    cancel: threading.Event | None = None,
+) -> None:
     root = catalogue.paths.root
     with tempfile.TemporaryDirectory(prefix="tutor-bench-") as tmp:
         out = Path(tmp) / "report.json"
-        cmd = [python, "-m", "tutor.bench.child", "--drill", drill_id, "--impl", str(impl_path),
-               "--out", str(out), "--root", str(root)]
+        cmd = [
+            python,
+            "-m",
+            "tutor.bench.child",
+            "--drill",
+            drill_id,
+            "--impl",
+            str(impl_path),
+            "--out",
+            str(out),
+            "--root",
+            str(root),
+        ]
         if not with_compile:
             cmd.append("--no-compile")
         if cases:
@@ -194,7 +234,8 @@ def _run_child(report: BenchReport, catalogue: Catalogue, drill_id: str, impl_pa
         env.pop("TRITON_INTERPRET", None)  # timings need the real GPU
         package_parent = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(
-            [package_parent] + [x for x in env.get("PYTHONPATH", "").split(os.pathsep) if x])
+            [package_parent] + [x for x in env.get("PYTHONPATH", "").split(os.pathsep) if x]
+        )
         returncode, ended, output = _run_group(cmd, root, env, timeout, on_progress, cancel)
         data = _read(out)
     if data:
@@ -204,60 +245,54 @@ def _run_child(report: BenchReport, catalogue: Catalogue, drill_id: str, impl_pa
         report.message = CPU_EXPLANATION.format(drill=drill_id) + f" ({data.get('message')}.)"
         return
     complete = data.get("status") == TIMED
-    if ended == "timeout" and complete:
-        report.notes.append("the bench process finished its report but did not exit; it was "
-                            f"stopped after {timeout:.0f} s")
-    elif ended == "cancelled":
+    if ended == TIMED_OUT and complete:
+        report.notes.append(
+            "the bench process finished its report but did not exit; it was "
+            f"stopped after {timeout:.0f} s"
+        )
+    elif ended == CANCELLED:
         report.status = ERROR
         report.message = "the bench was cancelled; the cases measured before that are shown"
-    elif ended == "timeout":
+    elif ended == TIMED_OUT:
         report.status = ERROR
-        report.message = (f"the bench was stopped after {timeout:.0f} s; the cases measured "
-                          "before that are shown")
+        report.message = (
+            f"the bench was stopped after {timeout:.0f} s; the cases measured before that are shown"
+        )
     elif not complete:
         report.status = ERROR
         report.message = data.get("message") or (
-            f"the bench process ended ({describe_exit(returncode)}) without a report")
+            f"the bench process ended ({describe_exit(returncode)}) without a report"
+        )
     if report.status != TIMED:
         report.output = output[-OUTPUT_TAIL:]
 
 
-def _run_group(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float,
-               on_progress: Callable[[str], None] | None,
-               cancel: threading.Event | None = None) -> tuple[int, str, str]:
-    """Run `cmd` in its own process group; kill the group at the time limit or on `cancel`."""
+def _run_group(
+    cmd: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout: float,
+    on_progress: Callable[[str], None] | None,
+    cancel: threading.Event | None = None,
+) -> tuple[int, str, str]:
+    """Run the bench child under the supervisor, passing each line it prints to `on_progress`."""
     lines: list[str] = []
-    try:
-        child = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                 errors="replace", start_new_session=True)
-    except OSError as exc:
-        return 127, "exited", f"could not start {cmd[0]}: {exc.strerror}"
+    partial = [b""]
 
-    def pump() -> None:
-        assert child.stdout is not None
-        for line in child.stdout:
-            lines.append(line)
+    def output(chunk: bytes) -> None:
+        *done, partial[0] = (partial[0] + chunk).split(b"\n")
+        for raw in done:
+            line = raw.decode("utf-8", "replace")
+            lines.append(line + "\n")
             if on_progress is not None:
-                on_progress(line.rstrip("\n"))
+                on_progress(line)
 
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    ended = "exited"
-    deadline = time.monotonic() + timeout
-    while child.poll() is None:
-        if cancel is not None and cancel.is_set():
-            ended = "cancelled"
-        elif time.monotonic() > deadline:
-            ended = "timeout"
-        else:
-            time.sleep(0.1)
-            continue
-        kill_group(child)
-        child.wait()
-        break
-    reader.join(timeout=5)
-    return child.returncode, ended, "".join(lines)
+    ended = supervise(cmd, cwd=cwd, env=env, timeout=timeout, cancel=cancel, on_output=output)
+    if partial[0]:
+        output(b"\n")
+    if ended.how == NOT_STARTED:
+        return ended.returncode, EXITED, ended.error
+    return ended.returncode, ended.how, "".join(lines)
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -270,8 +305,16 @@ def _read(path: Path) -> dict[str, Any]:
 
 def _merge(report: BenchReport, data: dict[str, Any]) -> None:
     """Fill `report` from the child's JSON (tutor.bench.child's layout)."""
-    for key in ("device", "torch", "triton", "python", "copy_gbps", "launch_us",
-                "launch_graph_us", "l2_flush"):
+    for key in (
+        "device",
+        "torch",
+        "triton",
+        "python",
+        "copy_gbps",
+        "launch_us",
+        "launch_graph_us",
+        "l2_flush",
+    ):
         if data.get(key) is not None:
             setattr(report, key, data[key])
     report.status = data.get("status", ERROR)
@@ -284,15 +327,25 @@ def row_from_child(raw: dict[str, Any], copy_gbps: float | None) -> BenchRow:
     """A BenchRow from one of the child's rows, with GB/s and the share of copy bandwidth."""
     us, graph = raw.get("us", {}), raw.get("graph_us", {})
     row = BenchRow(
-        label=raw.get("label", "?"), function=raw.get("function", ""),
-        shape=dict(raw.get("shape", {})), dtype=raw.get("dtype", ""),
-        bytes=int(raw.get("bytes", 0)), decode=bool(raw.get("decode")),
-        large=bool(raw.get("large")), impl_us=us.get("mine"), reference_us=us.get("reference"),
-        eager_us=us.get("eager"), compile_us=us.get("compile"), graph_us=graph.get("mine"),
-        reference_graph_us=graph.get("reference"), eager_graph_us=graph.get("eager"),
-        compile_graph_us=graph.get("compile"), compile_s=raw.get("compile_s"),
+        label=raw.get("label", "?"),
+        function=raw.get("function", ""),
+        shape=dict(raw.get("shape", {})),
+        dtype=raw.get("dtype", ""),
+        bytes=int(raw.get("bytes", 0)),
+        decode=bool(raw.get("decode")),
+        large=bool(raw.get("large")),
+        impl_us=us.get("mine"),
+        reference_us=us.get("reference"),
+        eager_us=us.get("eager"),
+        compile_us=us.get("compile"),
+        graph_us=graph.get("mine"),
+        reference_graph_us=graph.get("reference"),
+        eager_graph_us=graph.get("eager"),
+        compile_graph_us=graph.get("compile"),
+        compile_s=raw.get("compile_s"),
         max_diff=dict(raw.get("max_diff", {})),
-        errors=dict(raw.get("errors", {})), notes=list(raw.get("notes", [])),
+        errors=dict(raw.get("errors", {})),
+        notes=list(raw.get("notes", [])),
     )
     row.flops = raw.get("flops")
     if row.impl_us and row.flops:
@@ -311,8 +364,15 @@ LEGEND = (
     "GB/s: the fewest bytes the op must move (each input read once, each output written once).",
     "graph: GPU time per call replayed in a CUDA graph, for decode-sized shapes (launch-bound).",
 )
-_COLUMNS = (("yours µs", 9), ("GB/s", 6), ("%copy", 6), ("ref µs", 9), ("eager µs", 9),
-            ("compile µs", 11), ("graph µs", 9))
+_COLUMNS = (
+    ("yours µs", 9),
+    ("GB/s", 6),
+    ("%copy", 6),
+    ("ref µs", 9),
+    ("eager µs", 9),
+    ("compile µs", 11),
+    ("graph µs", 9),
+)
 
 
 def format_report(report: BenchReport) -> str:
@@ -329,24 +389,35 @@ def format_report(report: BenchReport) -> str:
     if report.copy_gbps:
         anchors.append(f"copy bandwidth {report.copy_gbps:.0f} GB/s")
     if report.launch_us:
-        graph = (f" ({report.launch_graph_us:.1f} µs in a CUDA graph)"
-                 if report.launch_graph_us else "")
+        graph = (
+            f" ({report.launch_graph_us:.1f} µs in a CUDA graph)" if report.launch_graph_us else ""
+        )
         anchors.append(f"empty Triton launch {report.launch_us:.1f} µs{graph}")
     if anchors:
         lines.append(" · ".join(anchors))
     dtypes = {row.dtype for row in report.rows}
     same_dtype = len(dtypes) == 1
-    labels = [row.short_label if same_dtype else f"{row.short_label} {row.dtype}"
-              for row in report.rows]
+    labels = [
+        row.short_label if same_dtype else f"{row.short_label} {row.dtype}" for row in report.rows
+    ]
     width = max(24, min(36, max(len(label) for label in labels) + 1))
     head = f"{('case (' + next(iter(dtypes)) + ')') if same_dtype else 'case':<{width}}"
     lines += ["", head + "".join(f"{name:>{w}}" for name, w in _COLUMNS)]
     for label, row in zip(labels, report.rows, strict=True):
-        cells = (_us(row.impl_us), _num(row.gbps), _pct(row.pct_copy), _us(row.reference_us),
-                 _us(row.eager_us), _us(row.compile_us), _us(row.graph_us))
+        cells = (
+            _us(row.impl_us),
+            _num(row.gbps),
+            _pct(row.pct_copy),
+            _us(row.reference_us),
+            _us(row.eager_us),
+            _us(row.compile_us),
+            _us(row.graph_us),
+        )
         widths = [w for _, w in _COLUMNS]
-        lines.append(f"{label[:width - 1]:<{width}}"
-                     + "".join(f"{cell:>{w}}" for cell, w in zip(cells, widths, strict=True)))
+        lines.append(
+            f"{label[: width - 1]:<{width}}"
+            + "".join(f"{cell:>{w}}" for cell, w in zip(cells, widths, strict=True))
+        )
     notes = list(report.notes)
     for row in report.rows:
         notes += [f"{row.short_label}: {_shown(name)}: {text}" for name, text in row.errors.items()]
@@ -363,8 +434,12 @@ def format_report(report: BenchReport) -> str:
 def _shown(name: str) -> str:
     """`mine (graph)` -> `your kernel (graph)`."""
     role, _, rest = name.partition(" ")
-    shown = {"mine": "your kernel", "reference": "the reference", "eager": "torch eager",
-             "compile": "torch.compile"}.get(role, role)
+    shown = {
+        "mine": "your kernel",
+        "reference": "the reference",
+        "eager": "torch eager",
+        "compile": "torch.compile",
+    }.get(role, role)
     return f"{shown} {rest}".strip()
 
 
@@ -391,6 +466,7 @@ def _pct(value: float | None) -> str:
 
 # ---- progress -----------------------------------------------------------------------------------
 
+
 def record_best(store: p.ProgressStore, report: BenchReport) -> list[str]:
     """Keep, per case, the learner's fastest time in DrillProgress.best_bench; save if changed.
 
@@ -409,10 +485,10 @@ def record_best(store: p.ProgressStore, report: BenchReport) -> list[str]:
             "us": round(row.impl_us, 3),
             "gbps": None if row.gbps is None else round(row.gbps, 1),
             "pct_copy": None if row.pct_copy is None else round(row.pct_copy, 1),
-            "device": report.device, "at": p.now(),
+            "device": report.device,
+            "at": p.now(),
         }
         improved.append(row.label)
     if improved:
         store.save()
     return improved
-

@@ -5,10 +5,11 @@
 
 For each bench case of the drill (drills.yaml) it times, with `triton.testing.do_bench` (median;
 do_bench zeroes a 256 MB buffer before every timed call, so the L2 holds none of the inputs):
-the file under test, the reference solution, torch eager and torch.compile (compiled once per
-shape, `dynamic=False`: after one recompile torch switches to dynamic shapes and its kernels get
-slower). For decode-sized cases it also reports GPU time per call from CUDA-graph replay, where
-the CPU's launch cost is gone, with inputs rotated over enough copies to exceed twice the L2.
+the file under test, the reference solution and torch eager in this process, and torch.compile
+in a fresh process per shape (tutor.bench.isolated: compiled once, `dynamic=False`; in a shared
+process, recompiles switch torch to dynamic shapes and its kernels get slower). For
+decode-sized cases it also reports GPU time per call from CUDA-graph replay, where the CPU's
+launch cost is gone, with inputs rotated over enough copies to exceed twice the L2.
 
 Two anchors are measured once per card and kept in `.tutor/bandwidth.json`: a 2 GiB
 device-to-device copy (bytes read plus written: the practical ceiling for GB/s) and the launch
@@ -43,9 +44,14 @@ NO_GPU = "no-gpu"
 ERROR = "error"
 RUNNING = "running"
 
-IMPLS = ("mine", "reference", "eager", "compile")  # the order they are timed in, per case
-SHOWN = {"mine": "your kernel", "reference": "the reference", "eager": "torch eager",
-         "compile": "torch.compile"}
+IMPLS = ("mine", "reference", "eager")  # timed in this process, in this order, per case
+ISOLATED_TIMEOUT_S = 300.0  # one torch.compile of one shape, in its own process
+SHOWN = {
+    "mine": "your kernel",
+    "reference": "the reference",
+    "eager": "torch eager",
+    "compile": "torch.compile",
+}
 ANCHOR_SCHEMA = 1
 COPY_BYTES = 2 * 2**30  # the copy anchor: a 2 GiB tensor copied to another
 L2_FALLBACK_BYTES = 60 * 2**20  # an H200's L2, for a torch that does not report it
@@ -65,14 +71,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--impl", required=True, help="the file to time")
     parser.add_argument("--out", required=True, help="where to write the JSON report")
     parser.add_argument("--root", default=None, help="the course folder (holds drills.yaml)")
-    parser.add_argument("--cases", default=None,
-                        help="comma-separated case numbers (from 0) or function names")
+    parser.add_argument(
+        "--cases", default=None, help="comma-separated case numbers (from 0) or function names"
+    )
     parser.add_argument("--no-compile", action="store_true", help="skip torch.compile")
-    parser.add_argument("--remeasure", action="store_true",
-                        help="measure the copy and launch anchors again")
+    parser.add_argument(
+        "--remeasure", action="store_true", help="measure the copy and launch anchors again"
+    )
     args = parser.parse_args(argv)
-    report: dict[str, Any] = {"drill": args.drill, "impl": str(Path(args.impl).resolve()),
-                              "status": RUNNING, "message": "", "rows": [], "notes": []}
+    report: dict[str, Any] = {
+        "drill": args.drill,
+        "impl": str(Path(args.impl).resolve()),
+        "status": RUNNING,
+        "message": "",
+        "rows": [],
+        "notes": [],
+    }
     out = Path(args.out)
     try:
         _run(args, report, out)
@@ -92,7 +106,8 @@ def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
     if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
         report["status"] = NO_GPU
         report["message"] = "torch sees no GPU" + (
-            " (TRITON_INTERPRET=1 is set)" if os.environ.get("TRITON_INTERPRET") == "1" else "")
+            " (TRITON_INTERPRET=1 is set)" if os.environ.get("TRITON_INTERPRET") == "1" else ""
+        )
         return
 
     from tutor.catalogue import load_catalogue
@@ -103,14 +118,23 @@ def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
     report.update(_device_info())
     report["l2_flush"] = _do_bench_flushes()
     if not report["l2_flush"]:
-        report["notes"].append("this triton's do_bench does not seem to flush the L2 between "
-                               "calls: small shapes may look faster than they are")
+        report["notes"].append(
+            "this triton's do_bench does not seem to flush the L2 between "
+            "calls: small shapes may look faster than they are"
+        )
     with torch.no_grad():
         report.update(_anchors(paths.state_dir / "bandwidth.json", report, args.remeasure))
         _write(out, report)
-        bench_cases(report, out, drill, _select(drill.bench, args.cases), Path(args.impl),
-                    paths.solution(drill.file), paths.bench_recipe(drill.id),
-                    with_compile=not args.no_compile)
+        bench_cases(
+            report,
+            out,
+            drill,
+            _select(drill.bench, args.cases),
+            Path(args.impl),
+            paths.solution(drill.file),
+            paths.bench_recipe(drill.id),
+            with_compile=not args.no_compile,
+        )
 
 
 def _device_info() -> dict[str, Any]:
@@ -118,13 +142,26 @@ def _device_info() -> dict[str, Any]:
     import triton
 
     props = torch.cuda.get_device_properties(0)
-    return {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-            "triton": triton.__version__, "python": platform.python_version(),
-            "l2_bytes": int(getattr(props, "L2_cache_size", 0) or L2_FALLBACK_BYTES)}
+    return {
+        "device": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "triton": triton.__version__,
+        "python": platform.python_version(),
+        "l2_bytes": int(getattr(props, "L2_cache_size", 0) or L2_FALLBACK_BYTES),
+    }
 
 
-def bench_cases(report: dict[str, Any], out: Path, drill: Any, cases: list, impl_path: Path,
-                ref_path: Path, recipe_path: Path, *, with_compile: bool = True) -> None:
+def bench_cases(
+    report: dict[str, Any],
+    out: Path,
+    drill: Any,
+    cases: list,
+    impl_path: Path,
+    ref_path: Path,
+    recipe_path: Path,
+    *,
+    with_compile: bool = True,
+) -> None:
     """Time every case, rewriting `out` after each; set the report's status and message."""
     import torch
 
@@ -136,8 +173,10 @@ def bench_cases(report: dict[str, Any], out: Path, drill: Any, cases: list, impl
         report["status"], report["message"] = ERROR, str(exc)
         return
 
-    log(f"{drill.id} on {report.get('device')} (torch {report.get('torch')}, "
-        f"triton {report.get('triton')}); {len(cases)} case(s)")
+    log(
+        f"{drill.id} on {report.get('device')} (torch {report.get('torch')}, "
+        f"triton {report.get('triton')}); {len(cases)} case(s)"
+    )
     torch.manual_seed(0)
     impl_path, ref_path = impl_path.resolve(), ref_path.resolve()
     modules = {"mine": _load(impl_path, drill.functions, report, "mine")}
@@ -155,8 +194,11 @@ def bench_cases(report: dict[str, Any], out: Path, drill: Any, cases: list, impl
         try:
             if case.function not in recipes:
                 raise ValueError(f"{recipe_path.name} has no recipe for {case.function}")
-            report["rows"].append(_bench_case(case, recipes[case.function], modules, report,
-                                              with_compile))
+            report["rows"].append(
+                _bench_case(
+                    case, recipes[case.function], modules, report, with_compile, recipe_path
+                )
+            )
         except Exception as exc:  # noqa: BLE001 - e.g. out of memory making the inputs
             report["notes"].append(f"{case.label}: not timed: {_short(exc)}")
             log(f"  not timed: {_short(exc)}")
@@ -170,7 +212,8 @@ def bench_cases(report: dict[str, Any], out: Path, drill: Any, cases: list, impl
         report["status"] = ERROR
         errors = [row["errors"]["mine"] for row in report["rows"] if "mine" in row["errors"]]
         report["message"] = "your file could not be timed: " + (
-            errors[0] if errors else "; ".join(report["notes"]) or "no bench case ran")
+            errors[0] if errors else "; ".join(report["notes"]) or "no bench case ran"
+        )
 
 
 def _select(cases: tuple, wanted: str | None) -> list:
@@ -198,8 +241,9 @@ def _load(path: Path, functions: tuple[str, ...], report: dict[str, Any], role: 
         sys.modules[name] = module
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - the learner's file may raise anything
-        report["notes"].append(f"{role}: could not load {path.name}: "
-                               f"{classify(exc, path.stem, path).message}")
+        report["notes"].append(
+            f"{role}: could not load {path.name}: {classify(exc, path.stem, path).message}"
+        )
         return None
     missing = [f for f in functions if not callable(getattr(module, f, None))]
     if missing:
@@ -208,6 +252,7 @@ def _load(path: Path, functions: tuple[str, ...], report: dict[str, Any], role: 
 
 
 # ---- timing -------------------------------------------------------------------------------------
+
 
 def _do_bench_flushes() -> bool:
     from triton import testing
@@ -229,8 +274,9 @@ def median_ms(fn: Callable[[], Any]) -> float:
     return float(result[0] if isinstance(result, (list, tuple)) else result)
 
 
-def graph_us(call: Callable[[int], Any], calls: int = GRAPH_CALLS,
-             replays: int = GRAPH_REPLAYS) -> float:
+def graph_us(
+    call: Callable[[int], Any], calls: int = GRAPH_CALLS, replays: int = GRAPH_REPLAYS
+) -> float:
     """GPU time per call: `calls` calls captured in one CUDA graph, replayed, median / calls.
 
     `call(k)` makes the k-th call (it picks its own input set, so inputs can rotate).
@@ -275,6 +321,7 @@ def _cuda_healthy() -> bool:
 
 # ---- anchors: copy bandwidth and an empty launch, once per card ---------------------------------
 
+
 def _anchors(cache_file: Path, report: dict[str, Any], remeasure: bool) -> dict[str, Any]:
     """The cached anchors for this card and software, else measured now and cached."""
     import torch
@@ -284,8 +331,10 @@ def _anchors(cache_file: Path, report: dict[str, Any], remeasure: bool) -> dict[
     entry = devices.get(report["device"])
     same = bool(entry) and all(entry.get(k) == report[k] for k in ("torch", "triton"))
     if same and not remeasure and entry.get("copy_gbps") and entry.get("launch_us"):
-        log(f"anchors from {cache_file}: copy {entry['copy_gbps']:.0f} GB/s, "
-            f"empty launch {entry['launch_us']:.2f} µs")
+        log(
+            f"anchors from {cache_file}: copy {entry['copy_gbps']:.0f} GB/s, "
+            f"empty launch {entry['launch_us']:.2f} µs"
+        )
         return {k: entry.get(k) for k in ("copy_gbps", "launch_us", "launch_graph_us")}
     found: dict[str, Any] = {"copy_gbps": None, "launch_us": None, "launch_graph_us": None}
     try:
@@ -297,11 +346,17 @@ def _anchors(cache_file: Path, report: dict[str, Any], remeasure: bool) -> dict[
         found["launch_us"], found["launch_graph_us"] = _empty_launch_us()
     except Exception as exc:  # noqa: BLE001
         report["notes"].append(f"empty launch not measured: {type(exc).__name__}: {exc}")
-    log(f"anchors measured: copy {_fmt(found['copy_gbps'])} GB/s, empty launch "
-        f"{_fmt(found['launch_us'], 2)} µs (graph {_fmt(found['launch_graph_us'], 2)} µs)")
+    log(
+        f"anchors measured: copy {_fmt(found['copy_gbps'])} GB/s, empty launch "
+        f"{_fmt(found['launch_us'], 2)} µs (graph {_fmt(found['launch_graph_us'], 2)} µs)"
+    )
     if found["copy_gbps"] and found["launch_us"]:
-        devices[report["device"]] = {**found, "torch": report["torch"], "triton": report["triton"],
-                                     "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S")}
+        devices[report["device"]] = {
+            **found,
+            "torch": report["torch"],
+            "triton": report["triton"],
+            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        }
         try:
             _write(cache_file, {"schema": ANCHOR_SCHEMA, "devices": devices})
         except OSError as exc:
@@ -357,22 +412,36 @@ def _empty_kernel():
 
 # ---- one case -----------------------------------------------------------------------------------
 
-def _bench_case(case: Any, op: Any, modules: dict[str, Any], report: dict[str, Any],
-                with_compile: bool) -> dict[str, Any]:
+
+def _bench_case(
+    case: Any,
+    op: Any,
+    modules: dict[str, Any],
+    report: dict[str, Any],
+    with_compile: bool,
+    recipe_path: Path,
+) -> dict[str, Any]:
     import torch
 
     from tutor.bench.recipe import clone_inputs
 
     row: dict[str, Any] = {
-        "label": case.label, "function": case.function, "shape": dict(case.shape),
-        "dtype": case.dtype, "bytes": op.bytes_moved(case.shape, case.dtype),
+        "label": case.label,
+        "function": case.function,
+        "shape": dict(case.shape),
+        "dtype": case.dtype,
+        "bytes": op.bytes_moved(case.shape, case.dtype),
         "flops": op.flop_count(case.shape),
         "decode": op.is_decode(case.shape),
         "large": op.is_large(case.shape, case.dtype),
-        "us": {}, "graph_us": {}, "max_diff": {}, "errors": {}, "notes": [],
+        "us": {},
+        "graph_us": {},
+        "max_diff": {},
+        "errors": {},
+        "notes": [],
     }
     base = op.inputs(case.shape, case.dtype, DEVICE)
-    fns = _implementations(op, modules, case.function, row, with_compile)
+    fns = _implementations(op, modules, case.function, row)
     expected = None
     try:
         fresh = clone_inputs(base)
@@ -392,6 +461,18 @@ def _bench_case(case: Any, op: Any, modules: dict[str, Any], report: dict[str, A
                 break
     if row["decode"] and _cuda_healthy():
         _graph_times(op, fns, base, row, report["l2_bytes"])
+    if with_compile and _cuda_healthy():
+        log("  compile   (in a fresh process: one compile of this shape, dynamic=False)")
+        compiled = isolated(case, recipe_path, "compile", graph=row["decode"])
+        if compiled.get("us") is not None:
+            row["us"]["compile"] = compiled["us"]
+            row["compile_s"] = compiled.get("compile_s")
+            row["max_diff"]["compile"] = compiled.get("max_diff")
+            if compiled.get("graph_us") is not None:
+                row["graph_us"]["compile"] = compiled["graph_us"]
+            log(f"  compile   {compiled['us']:9.2f} µs")
+        else:
+            row["errors"]["compile"] = compiled.get("error") or "no time"
     if report.get("reference_is_impl"):
         for table in (row["us"], row["graph_us"]):
             if "mine" in table:
@@ -401,10 +482,9 @@ def _bench_case(case: Any, op: Any, modules: dict[str, Any], report: dict[str, A
     return row
 
 
-def _implementations(op: Any, modules: dict[str, Any], function: str, row: dict[str, Any],
-                     with_compile: bool) -> dict[str, Callable[..., Any]]:
-    import torch
-
+def _implementations(
+    op: Any, modules: dict[str, Any], function: str, row: dict[str, Any]
+) -> dict[str, Callable[..., Any]]:
     fns: dict[str, Callable[..., Any]] = {"eager": op.eager}
     for role in ("mine", "reference"):
         module = modules.get(role)
@@ -413,19 +493,50 @@ def _implementations(op: Any, modules: dict[str, Any], function: str, row: dict[
             fns[role] = fn
         elif module is not None:
             row["errors"][role] = f"defines no {function}"
-    if with_compile:
-        try:
-            import torch._dynamo
-
-            torch._dynamo.reset()  # a fresh compile per shape: no recompile, no dynamic shapes
-            fns["compile"] = torch.compile(op.eager, dynamic=False)
-        except Exception as exc:  # noqa: BLE001
-            row["errors"]["compile"] = _short(exc)
     return fns
 
 
-def _time_one(name: str, fn: Callable[..., Any], op: Any, base: tuple, expected: Any,
-              row: dict[str, Any]) -> None:
+def isolated(
+    case: Any, recipe_path: Path, mode: str, graph: bool, timeout: float = ISOLATED_TIMEOUT_S
+) -> dict[str, Any]:
+    """Time torch's `mode` (eager or compile) for `case` in a fresh process (tutor.bench.isolated).
+
+    Returns its JSON row; {"error": ...} when it failed or ran past `timeout`.
+    """
+    import subprocess
+
+    with tempfile.TemporaryDirectory(prefix="tutor-isolated-") as tmp:
+        out = Path(tmp) / "row.json"
+        cmd = [
+            sys.executable,
+            "-m",
+            "tutor.bench.isolated",
+            "--recipe",
+            str(recipe_path),
+            "--function",
+            case.function,
+            "--shape",
+            json.dumps(case.shape),
+            "--dtype",
+            case.dtype,
+            "--mode",
+            mode,
+            "--out",
+            str(out),
+        ] + (["--graph"] if graph else [])
+        try:
+            subprocess.run(
+                cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False
+            )
+        except subprocess.TimeoutExpired:
+            return {"error": f"{mode} did not finish in {timeout:.0f} s"}
+        data = _read_json(out)
+    return data or {"error": f"the {mode} process wrote no result"}
+
+
+def _time_one(
+    name: str, fn: Callable[..., Any], op: Any, base: tuple, expected: Any, row: dict[str, Any]
+) -> None:
     import torch
 
     from tutor.bench.recipe import IN_PLACE_SETS, clone_inputs, max_excess
@@ -440,8 +551,9 @@ def _time_one(name: str, fn: Callable[..., Any], op: Any, base: tuple, expected:
         diff, excess = max_excess(op.results(fresh, returned), expected, row["dtype"])
         row["max_diff"][name] = diff if math.isfinite(diff) else None
         if excess > 1.0:
-            row["notes"].append(f"{SHOWN[name]} differs from torch eager at this shape "
-                                f"(max |diff| {diff:.3g})")
+            row["notes"].append(
+                f"{SHOWN[name]} differs from torch eager at this shape (max |diff| {diff:.3g})"
+            )
     del fresh, returned
     copies = IN_PLACE_SETS if op.in_place else 1
     sets = [clone_inputs(base) for _ in range(copies)]
@@ -458,15 +570,16 @@ def _time_one(name: str, fn: Callable[..., Any], op: Any, base: tuple, expected:
     log(f"  {name:<9} {row['us'][name]:9.2f} µs")
 
 
-def _graph_times(op: Any, fns: dict[str, Callable[..., Any]], base: tuple, row: dict[str, Any],
-                 l2_bytes: int) -> None:
+def _graph_times(
+    op: Any, fns: dict[str, Callable[..., Any]], base: tuple, row: dict[str, Any], l2_bytes: int
+) -> None:
     """CUDA-graph replay time of each implementation, the learner's last (its capture may fail)."""
     from tutor.bench.recipe import clone_inputs
 
     count = max(1, min(GRAPH_CALLS, math.ceil(2 * l2_bytes / max(row["bytes"], 1))))
     row["graph_input_sets"] = count
     sets = [clone_inputs(base) for _ in range(count)]
-    for name in ("eager", "compile", "reference", "mine"):
+    for name in ("eager", "reference", "mine"):
         fn = fns.get(name)
         if fn is None or name not in row["us"]:
             continue
@@ -480,6 +593,7 @@ def _graph_times(op: Any, fns: dict[str, Callable[..., Any]], base: tuple, row: 
 
 
 # ---- small helpers ------------------------------------------------------------------------------
+
 
 def _short(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()

@@ -66,8 +66,10 @@ class Recipe:
 
     def checked(self, shape: Shape) -> Shape:
         if set(shape) != set(self.dims):
-            raise ValueError(f"{self.function} needs shape keys {', '.join(self.dims)}; got "
-                             f"{', '.join(shape) or 'none'}")
+            raise ValueError(
+                f"{self.function} needs shape keys {', '.join(self.dims)}; got "
+                f"{', '.join(shape) or 'none'}"
+            )
         return shape
 
     def bytes_moved(self, shape: Shape, dtype: str = "bfloat16") -> int:
@@ -77,8 +79,9 @@ class Recipe:
     def flop_count(self, shape: Shape) -> float | None:
         return float(self.flops(self.checked(shape))) if self.flops else None
 
-    def inputs(self, shape: Shape, dtype: str = "bfloat16", device: str = "cpu",
-               seed: int = 0) -> tuple[Any, ...]:
+    def inputs(
+        self, shape: Shape, dtype: str = "bfloat16", device: str = "cpu", seed: int = 0
+    ) -> tuple[Any, ...]:
         """Arguments for `fn(*inputs)`, the same for every seed on every run."""
         gen = torch.Generator(device=device)
         gen.manual_seed(seed)
@@ -121,8 +124,14 @@ def load_recipes(path: Path) -> dict[str, Recipe]:
     return {recipe.function: recipe for recipe in recipes}
 
 
-def normal(shape: tuple[int, ...], dtype: torch.dtype, device: str, gen: torch.Generator,
-           mean: float = 0.0, std: float = 1.0) -> torch.Tensor:
+def normal(
+    shape: tuple[int, ...],
+    dtype: torch.dtype,
+    device: str,
+    gen: torch.Generator,
+    mean: float = 0.0,
+    std: float = 1.0,
+) -> torch.Tensor:
     """Normal values drawn in fp32 from `gen`, then converted to `dtype`."""
     values = torch.empty(shape, dtype=torch.float32, device=device)
     values.normal_(mean, std, generator=gen)
@@ -143,8 +152,9 @@ def tolerance(dtype: str) -> tuple[float, float]:
     return (1e-4, 1e-4) if dtype == "float32" else (3e-2, 3e-2)
 
 
-def max_excess(got: tuple[torch.Tensor, ...], want: tuple[torch.Tensor, ...],
-               dtype: str) -> tuple[float, float]:
+def max_excess(
+    got: tuple[torch.Tensor, ...], want: tuple[torch.Tensor, ...], dtype: str
+) -> tuple[float, float]:
     """(worst |diff|, worst |diff| / allowed) over all result tensors; inf for a shape mismatch."""
     atol, rtol = tolerance(dtype)
     worst_diff = worst_excess = 0.0

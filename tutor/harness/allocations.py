@@ -1,10 +1,18 @@
-"""Fence the tensors the learner's code allocates, so an unmasked store is caught, not fatal.
+"""Fence and fill the tensors the learner's code allocates, so mistakes read the same every run.
 
-While a learner's function runs, every new contiguous floating-point tensor made by a torch
+While a learner's function runs, every new contiguous float or integer tensor made by a torch
 factory (`torch.empty`, `empty_like`, `zeros`, `new_empty`, ...) is handed out as a view into a
-larger buffer with sentinel values on both sides. A store past the end then lands in the
-sentinels, where `check` sees it, instead of in memory the process does not own (which kills
-the CPU interpreter with heap corruption, or is silently wrong on the GPU).
+larger buffer with sentinel values on both sides:
+
+- a store past the end lands in the sentinels, where `check` sees it, instead of in memory the
+  process does not own (which kills the CPU interpreter with heap corruption, or is silently
+  wrong on the GPU);
+- memory from `torch.empty` is filled with the same sentinel, so an output the kernel never
+  writes holds a known value on every run and backend (never-written positions are then told
+  apart from wrong ones, and a grid that is too small reads the same each time).
+
+`check` tells a run past the end (`missing-mask`) from rows stored with the wrong stride
+(`row-stride`): the latter also leaves parts of the tensor itself unwritten.
 """
 
 from __future__ import annotations
@@ -16,17 +24,48 @@ from tutor import diagnoses as dx
 from tutor.harness.failures import DrillFailure
 
 GUARD = 1 << 14  # elements on each side: more than any block's overhang past a tensor's end
-SENTINEL = -12345.0  # a value no drill produces
+SENTINEL = -12345.0  # a float no drill produces (bf16 holds it as -12352)
 
 _FACTORIES = {
-    torch.empty, torch.empty_like, torch.zeros, torch.zeros_like, torch.ones, torch.ones_like,
-    torch.full, torch.full_like, torch.Tensor.new_empty, torch.Tensor.new_zeros,
-    torch.Tensor.new_ones, torch.Tensor.new_full,
+    torch.empty,
+    torch.empty_like,
+    torch.zeros,
+    torch.zeros_like,
+    torch.ones,
+    torch.ones_like,
+    torch.full,
+    torch.full_like,
+    torch.Tensor.new_empty,
+    torch.Tensor.new_zeros,
+    torch.Tensor.new_ones,
+    torch.Tensor.new_full,
 }
+# Factories whose memory is left as it was: their tensors start filled with the sentinel.
+_UNINITIALISED = {torch.empty, torch.empty_like, torch.Tensor.new_empty}
+
+
+def fill_value(dtype: torch.dtype) -> float | int | None:
+    """The sentinel for tensors of `dtype`: SENTINEL for floats, the lowest integer for ints.
+
+    None for dtypes that are not fenced (bool, complex, 8-bit floats whose range cannot hold it).
+    """
+    if dtype.is_floating_point:
+        return SENTINEL if torch.finfo(dtype).max > abs(SENTINEL) else None
+    if dtype.is_complex or dtype == torch.bool:
+        return None
+    return torch.iinfo(dtype).min  # an int8 quantizer clamps to +-127, never -128
+
+
+def never_written(values: torch.Tensor) -> torch.Tensor:
+    """Where `values` still holds the fill value (all False for a dtype that is not fenced)."""
+    fill = fill_value(values.dtype)
+    if fill is None:
+        return torch.zeros(values.shape, dtype=torch.bool, device=values.device)
+    return values == torch.tensor(fill, dtype=values.dtype, device=values.device)
 
 
 class GuardedAllocations(TorchFunctionMode):
-    """While active, each new contiguous float tensor is a view into a larger sentinel buffer."""
+    """While active, each new contiguous tensor is a view into a larger sentinel buffer."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -37,28 +76,39 @@ class GuardedAllocations(TorchFunctionMode):
         if (
             func not in _FACTORIES
             or not isinstance(result, torch.Tensor)
-            or not result.is_floating_point()
+            or fill_value(result.dtype) is None
             or result.numel() == 0
             or not result.is_contiguous()
         ):
             return result
         n = result.numel()
-        buffer = torch.full(
-            (n + 2 * GUARD,), SENTINEL, dtype=result.dtype, device=result.device
-        )
+        fill = fill_value(result.dtype)
+        buffer = torch.full((n + 2 * GUARD,), fill, dtype=result.dtype, device=result.device)
         view = buffer[GUARD : GUARD + n].view(result.shape)
-        view.copy_(result)  # keep what zeros / ones / full put there
+        if func not in _UNINITIALISED:
+            view.copy_(result)  # keep what zeros / ones / full put there
         self.buffers.append((buffer, n))
         return view
 
     def check(self, name: str) -> None:
-        """Fail as `missing-mask` if any sentinel around an allocation was overwritten."""
+        """Fail if any sentinel around an allocation was overwritten, naming how."""
         for buffer, n in self.buffers:
+            fill = torch.tensor(fill_value(buffer.dtype), dtype=buffer.dtype, device=buffer.device)
             guards = torch.cat([buffer[:GUARD], buffer[GUARD + n :]])
-            changed = int((guards != torch.full_like(guards, SENTINEL)).sum())
-            if changed:
+            changed = int((guards != fill).sum())
+            if not changed:
+                continue
+            holes = int((buffer[GUARD : GUARD + n] == fill).sum())
+            if holes:
                 raise DrillFailure(
-                    dx.MISSING_MASK,
-                    f"{name} wrote {changed} values just outside a tensor it allocated",
-                    "Lanes past the end of the data were stored: a tl.store without mask=.",
+                    dx.ROW_STRIDE,
+                    f"{name} wrote {changed} values outside a tensor it allocated, while "
+                    f"{holes} of the tensor's own {n} values were never written",
+                    "Values landed in the wrong places, not just past the end: rows (or "
+                    "tiles) stored with a stride that is not the tensor's.",
                 )
+            raise DrillFailure(
+                dx.MISSING_MASK,
+                f"{name} wrote {changed} values just outside a tensor it allocated",
+                "Lanes past the end of the data were stored: a tl.store without mask=.",
+            )

@@ -2,9 +2,11 @@
 
 `expect_close` is the one comparison every drill test uses. On mismatch it tries, in order:
 shape and dtype; the suspect references the test passed (what each known mistake would produce);
-a re-run on fp32 inputs (bf16 arithmetic without an upcast); NaN from guarded memory (a missing
-mask); and the generic patterns (NaN/inf, output untouched, only the tail wrong). The first that
-fits becomes the failure's diagnosis; the message says what differs, where and by how much.
+never-written positions (a grid too small, an output never written); a re-run on fp32 inputs
+(bf16 arithmetic without an upcast); NaN from guarded memory (a missing mask, confirmed by the
+drill plugin's re-run with other guard values); and the generic patterns (NaN/inf, output
+untouched, only the tail wrong). The first that fits becomes the failure's diagnosis; the message
+says what differs and by how much, and `where` / `error_map` say where the output is wrong.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from typing import Any
 import torch
 
 from tutor import diagnoses as dx
+from tutor.harness import errormap
+from tutor.harness.allocations import never_written
 from tutor.harness.failures import DrillFailure
 
 
@@ -77,44 +81,74 @@ def expect_close(
     if _excess(got, want, tol) <= 1.0:
         return
     message = describe_mismatch(got, want, tol, what)
+    wrong = ~_close_mask(got, want, tol)
+    unwritten = never_written(actual.detach()) & ~never_written(expected.detach()) & wrong
+    located = errormap.locate(wrong, got, want, unwritten)
+
+    def failure(diagnosis: str, text: str = message, details: str = "") -> DrillFailure:
+        return DrillFailure(
+            diagnosis, text, details, where=located.where, error_map=located.picture
+        )
+
     for suspect in suspects:
         if _explains(got, want, suspect.value.detach().float(), tol):
-            raise DrillFailure(suspect.diagnosis, message, f"Your {what} matches {suspect.story}.")
+            raise failure(suspect.diagnosis, details=f"Your {what} matches {suspect.story}.")
+    if unwritten.any() and not (wrong & ~unwritten).any():
+        if bool(unwritten.all()):
+            raise failure(
+                dx.OUTPUT_UNTOUCHED,
+                f"{what} was never written: every value still "
+                "holds what the empty tensor was filled with",
+            )
+        if _is_suffix(unwritten):
+            first = int(unwritten.reshape(-1).nonzero()[0])
+            raise failure(
+                dx.GRID_TOO_SMALL,
+                message,
+                f"Everything from index {first} of {unwritten.numel()} to the end was never "
+                "written, and everything before it is right: the grid launched too few "
+                "programs to cover the output (the count rounds down, or counts the wrong "
+                "dimension).",
+            )
     if fp32_rerun is not None and expected.dtype != torch.float32 and fp32_expected is not None:
         rerun = fp32_rerun()
         if (
             isinstance(rerun, torch.Tensor)
             and _excess(rerun.float(), fp32_expected.float(), tol) <= 1
         ):
-            raise DrillFailure(
+            raise failure(
                 dx.BF16_NO_UPCAST,
-                message,
-                f"The same kernel is right on fp32 inputs: arithmetic on {_name(expected.dtype)} "
-                "values needs a .to(tl.float32) after the load.",
+                details=f"The same kernel is right on fp32 inputs: arithmetic on "
+                f"{_name(expected.dtype)} values needs a .to(tl.float32) after the load.",
             )
     bad_values = ~torch.isfinite(got) & torch.isfinite(want)
     if bad_values.any() and reads_guarded:
-        raise DrillFailure(
+        claimed = failure(
             dx.MISSING_MASK,
-            message,
-            "NaN came in from memory just outside the tensor, which the test fills with NaN: "
-            "a tl.load without mask= reads past the end of a row or of the tensor.",
+            details="NaN came in from memory just outside the tensor, which the test fills "
+            "with NaN: a tl.load without mask= reads past the end of a row or of the tensor.",
         )
+        claimed.guard_evidence = bad_values.cpu()  # the drill plugin checks the claim
+        raise claimed
     if bad_values.any():
-        raise DrillFailure(dx.NAN_OR_INF, message, _count_text(bad_values, "are NaN or inf"))
+        raise failure(dx.NAN_OR_INF, details=_count_text(bad_values, "are NaN or inf"))
     if untouched is not None and torch.equal(actual, untouched):
-        raise DrillFailure(
-            dx.OUTPUT_UNTOUCHED, f"{what} was not written: it still holds its old values"
-        )
+        raise failure(dx.OUTPUT_UNTOUCHED, f"{what} was not written: it still holds its old values")
     if not got.any() and want.any():
-        raise DrillFailure(dx.OUTPUT_UNTOUCHED, f"{what} is all zeros: was it written at all?")
+        raise failure(dx.OUTPUT_UNTOUCHED, f"{what} is all zeros: was it written at all?")
     if tail is not None:
-        wrong = ~_close_mask(got, want, tol)
         if wrong.any() and not (wrong & ~tail).any():
-            raise DrillFailure(
-                dx.TAIL_WRONG, message, "Only positions in the last, partly filled block are wrong."
+            raise failure(
+                dx.TAIL_WRONG, details="Only positions in the last, partly filled block are wrong."
             )
-    raise DrillFailure(dx.MISMATCH, message)
+    raise failure(dx.MISMATCH)
+
+
+def _is_suffix(mask: torch.Tensor) -> bool:
+    """True when the True positions of `mask` are exactly its last k values, in row-major order."""
+    flat = mask.reshape(-1)
+    count = int(flat.sum())
+    return count > 0 and bool(flat[flat.numel() - count :].all())
 
 
 def expect_unchanged(after: torch.Tensor, before: torch.Tensor, *, what: str) -> None:

@@ -6,14 +6,28 @@ from __future__ import annotations
 class DrillFailure(AssertionError):
     """A failed check with a diagnosis id, a one-line message and a few lines of detail.
 
-    `line` is a line of the learner's file when the failure can be pinned to one.
+    `line` is a line of the learner's file when the failure can be pinned to one. A failed
+    value comparison also says where the output is wrong (`where`, `error_map`).
     """
 
-    def __init__(self, diagnosis: str, message: str, details: str = "", line: int | None = None):
+    def __init__(
+        self,
+        diagnosis: str,
+        message: str,
+        details: str = "",
+        line: int | None = None,
+        *,
+        where: str = "",
+        error_map: tuple[str, ...] = (),
+    ):
         text = f"[{diagnosis}] {message}"
         super().__init__(text if not details else f"{text}\n{details}")
         self.diagnosis = diagnosis
         self.message = message
         self.details = details
         self.line = line
+        self.where = where  # for a failed value comparison: one sentence on where it is wrong
+        self.error_map = error_map  # ... and the picture (tutor.harness.errormap)
         self.error: BaseException | None = None  # the learner's exception it was made from
+        # For a missing-mask claim from NaN: where the NaN were, for the plugin's re-run.
+        self.guard_evidence = None

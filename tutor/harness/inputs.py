@@ -2,13 +2,36 @@
 
 An unmasked load reads the NaN next to the data and the output turns NaN (diagnosed as a
 missing mask); an unmasked store overwrites it (caught by `checks.expect_unchanged`).
+
+The guards hold NaN unless `guard_fill(value)` says otherwise: the drill plugin re-runs a test
+with zero guards before it claims a missing mask, so NaN the kernel makes itself (inf * 0, say)
+is never blamed on a load from guard memory.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
 
 GUARD = 1 << 14  # elements of NaN on each side: more than any block's overhang past the end
+_guard_value = [float("nan")]
+
+
+@contextmanager
+def guard_fill(value: float) -> Iterator[None]:
+    """Inputs made inside this block have guards (and slack) of `value` instead of NaN."""
+    _guard_value.append(value)
+    try:
+        yield
+    finally:
+        _guard_value.pop()
+
+
+def guard_value() -> float:
+    """What guard memory holds now: NaN, or the value of the innermost `guard_fill`."""
+    return _guard_value[-1]
 
 
 def guarded(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -16,9 +39,10 @@ def guarded(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
     Returns (tensor, buffer); keep `buffer.clone()` to check later that nothing wrote outside.
     """
-    buffer = torch.full((values.numel() + 2 * GUARD,), float("nan"), dtype=values.dtype,
-                        device=values.device)
-    view = buffer[GUARD:GUARD + values.numel()].view(values.shape)
+    buffer = torch.full(
+        (values.numel() + 2 * GUARD,), guard_value(), dtype=values.dtype, device=values.device
+    )
+    view = buffer[GUARD : GUARD + values.numel()].view(values.shape)
     view.copy_(values)
     return view, buffer
 
@@ -47,8 +71,9 @@ def row_sliced_buffer(values: torch.Tensor, slack: int = 64) -> tuple[torch.Tens
 
 def _row_sliced_parts(values: torch.Tensor, slack: int):
     *lead, n = values.shape
-    rows, buffer = guarded(torch.full((*lead, n + slack), float("nan"), dtype=values.dtype,
-                                      device=values.device))
+    rows, buffer = guarded(
+        torch.full((*lead, n + slack), guard_value(), dtype=values.dtype, device=values.device)
+    )
     view = rows[..., :n]
     view.copy_(values)
     return view, rows, buffer
@@ -59,3 +84,21 @@ def padded_tail(n: int, block: int, shape: tuple[int, ...], device: str) -> torc
     first = (n // block) * block
     cols = torch.arange(n, device=device) >= first
     return cols.expand(shape)
+
+
+def same_layout(values: torch.Tensor, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """`values` (in `dtype`) laid out with the same strides, inside a guarded buffer.
+
+    For re-runs on fp32 copies: `x.float()` of a strided view is contiguous, so a kernel that
+    mishandles strides would pass the re-run and the failure would read as bf16 arithmetic.
+    """
+    dtype = dtype or values.dtype
+    if values.numel() == 0:
+        return values.to(dtype)
+    span = 1 + sum(
+        (size - 1) * stride for size, stride in zip(values.shape, values.stride(), strict=True)
+    )
+    _, buffer = guarded(torch.full((span,), guard_value(), dtype=dtype, device=values.device))
+    view = buffer[GUARD : GUARD + span].as_strided(values.shape, values.stride())
+    view.copy_(values.to(dtype))
+    return view

@@ -31,9 +31,14 @@ from tutor.ui.screens.drill_screen import DrillScreen
 class DrillRunner(Protocol):
     """What the app needs of a runner (tutor.runner.Runner, or a fake in tests)."""
 
-    def run(self, drill_id: str, impl: str = "mine", *,
-            on_event: Callable[[dict[str, Any]], None] | None = None,
-            cancel: threading.Event | None = None) -> RunResult: ...
+    def run(
+        self,
+        drill_id: str,
+        impl: str = "mine",
+        *,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> RunResult: ...
 
 
 RunnerFactory = Callable[[Catalogue, bool], DrillRunner]
@@ -52,11 +57,19 @@ class TutorApp(App[int]):
     TITLE = "kernel drills"
     ENABLE_COMMAND_PALETTE = False
 
-    def __init__(self, catalogue: Catalogue, store: ProgressStore,
-                 runner_factory: RunnerFactory = real_runner, *, force_cpu: bool = False,
-                 watch: bool = True, watch_debounce_ms: int = 1000, watch_step_ms: int = 150,
-                 gpu_probe: Callable[[], str | None] = gpu_name,
-                 bench: BenchFunction = bench_drill) -> None:
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        store: ProgressStore,
+        runner_factory: RunnerFactory = real_runner,
+        *,
+        force_cpu: bool = False,
+        watch: bool = True,
+        watch_debounce_ms: int = 1000,
+        watch_step_ms: int = 150,
+        gpu_probe: Callable[[], str | None] = gpu_name,
+        bench: BenchFunction = bench_drill,
+    ) -> None:
         """
         Args:
             runner_factory: makes the runner from the catalogue and force_cpu.

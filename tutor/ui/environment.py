@@ -17,8 +17,9 @@ from pathlib import Path
 
 CPU_LABEL = "CPU interpreter"
 CPU_BACKEND = "cpu-interpreter"  # tutor.harness.backend.CPU, which imports torch
-_PROBE = ("import torch; print(torch.cuda.get_device_name() "
-          "if torch.cuda.is_available() else '', end='')")
+_PROBE = (
+    "import torch; print(torch.cuda.get_device_name() if torch.cuda.is_available() else '', end='')"
+)
 
 
 def editor_command(env: Mapping[str, str] | None = None) -> list[str] | None:
@@ -43,8 +44,14 @@ def gpu_name(python: str = sys.executable, timeout: float = 60.0) -> str | None:
     if shutil.which("nvidia-smi") is None and not Path("/dev/nvidia0").exists():
         return None
     try:
-        done = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL, check=False)
+        done = subprocess.run(
+            [python, "-c", _PROBE],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if done.returncode != 0:

@@ -1,72 +1,67 @@
-"""A run as the app sees it while it streams: one row per test, filled in event by event.
+"""A run as the app sees it while it streams: the runner's events folded one by one.
 
-Pure data (no Textual). The runner's events fill the rows as they arrive; when the run ends its
-RunResult replaces them, so a runner that streams nothing still shows every test.
+Pure data (no Textual). The fold is the runner's own (tutor.events.Fold), so the live view and
+the finished result cannot disagree; when the run ends its RunResult replaces the fold's, so a
+runner that streams nothing still shows every test, and a test cut short says how.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from tutor import results as r
+from tutor.events import Event, Fold
 from tutor.results import RunResult, TestResult
+from tutor.states import Outcome
 
-RUNNING = "running"
+RUNNING = Outcome.RUNNING
 _CUT_SHORT = (r.TIMEOUT, r.CRASHED, r.CANCELLED)
-
-
-@dataclass
-class TestRow:
-    id: str
-    outcome: str  # running, passed, failed, skipped
-    diagnosis: str | None = None
-    message: str = ""
-    details: str = ""
-    line: int | None = None
-
-    @property
-    def name(self) -> str:
-        return self.id.split("::")[-1]
 
 
 @dataclass
 class LiveRun:
     drill: str
     token: int
-    rows: dict[str, TestRow] = field(default_factory=dict)
-    backend: str = ""
-    device_name: str = ""
+    fold: Fold = field(init=False)
     result: RunResult | None = None
+
+    def __post_init__(self) -> None:
+        self.fold = Fold(RunResult(self.drill, "mine", r.FAILED))
 
     @property
     def finished(self) -> bool:
         return self.result is not None
 
-    def feed(self, event: dict[str, Any]) -> None:
-        kind = event.get("event")
-        if kind == "session_start":
-            self.backend = event.get("backend") or ""
-            self.device_name = event.get("device_name") or ""
-        elif kind == "test_start" and event.get("id"):
-            self.rows[event["id"]] = TestRow(event["id"], RUNNING)
-        elif kind == "test" and event.get("id"):
-            self.rows[event["id"]] = TestRow(
-                event["id"], event.get("outcome") or "failed", event.get("diagnosis"),
-                event.get("message") or "", event.get("details") or "", event.get("line"))
+    @property
+    def backend(self) -> str:
+        return (self.result.backend if self.result else "") or self.fold.result.backend
+
+    @property
+    def device_name(self) -> str:
+        return (self.result.device_name if self.result else "") or self.fold.result.device_name
+
+    @property
+    def rows(self) -> dict[str, TestResult]:
+        """One row per test, in order; a test still running has outcome RUNNING."""
+        return {row.id: row for row in self._rows()}
+
+    def _rows(self) -> list[TestResult]:
+        if self.result is None:
+            return self.fold.rows()
+        rows = list(self.result.tests)
+        # A test running when the run ended was cut short (a hang killed at the time limit, a
+        # crash, a newer run): say which, rather than drop it.
+        running = self.fold.running
+        if running is not None and all(t.id != running for t in rows):
+            cut = self.result.status if self.result.status in _CUT_SHORT else Outcome.FAILED
+            rows.append(TestResult(running, cut))
+        return rows
+
+    def feed(self, event: Event) -> None:
+        self.fold.apply(event)
 
     def finish(self, result: RunResult) -> None:
         self.result = result
-        self.backend = result.backend or self.backend
-        self.device_name = result.device_name or self.device_name
-        # The result's tests are authoritative; a test still running was cut short by the end
-        # of the run (a hang killed at the time limit, a crash, a newer run), so say which.
-        cut_short = [row for row in self.rows.values() if row.outcome == RUNNING]
-        self.rows = {t.id: _row(t) for t in result.tests}
-        for row in cut_short:
-            if row.id not in self.rows:
-                row.outcome = result.status if result.status in _CUT_SHORT else "failed"
-                self.rows[row.id] = row
 
     @classmethod
     def from_result(cls, result: RunResult, token: int = 0) -> LiveRun:
@@ -74,9 +69,5 @@ class LiveRun:
         live.finish(result)
         return live
 
-    def first_failure(self) -> TestRow | None:
-        return next((r for r in self.rows.values() if r.outcome == "failed"), None)
-
-
-def _row(test: TestResult) -> TestRow:
-    return TestRow(test.id, test.outcome, test.diagnosis, test.message, test.details, test.line)
+    def first_failure(self) -> TestResult | None:
+        return next((row for row in self._rows() if row.outcome == Outcome.FAILED), None)

@@ -49,8 +49,9 @@ def passed_count(catalogue: Catalogue, store: p.ProgressStore) -> tuple[int, int
     return sum(state_of(store, d.id).status == p.PASSED for d in drills), len(drills)
 
 
-def next_unfinished(catalogue: Catalogue, store: p.ProgressStore,
-                    after: str | None = None) -> Drill | None:
+def next_unfinished(
+    catalogue: Catalogue, store: p.ProgressStore, after: str | None = None
+) -> Drill | None:
     """The first drill not yet passed after `after`, wrapping round; None when all are passed."""
     drills = playable(catalogue)
     ids = [d.id for d in drills]

@@ -11,6 +11,7 @@ from typing import Any
 
 from textual.message import Message
 
+from tutor.events import Event
 from tutor.results import RunResult
 
 
@@ -24,11 +25,11 @@ class RunStarted(Message, bubble=False):
 
 @dataclass
 class RunEvent(Message, bubble=False):
-    """One event streamed by the runner (session_start, test_start, test, ...)."""
+    """One event streamed by the runner (tutor.events: SessionStarted, TestStarted, ...)."""
 
     drill_id: str
     token: int
-    event: dict[str, Any]
+    event: Event
 
 
 @dataclass

@@ -35,8 +35,9 @@ class BenchControl:
             self._say(f"A bench of {self._bench_drill} is running: wait for its report.")
         else:
             self._bench_drill = message.drill_id
-            self._bench_lines[message.drill_id] = [f"Timing {message.drill_id}: the tests run "
-                                                   "first, then each shape…"]
+            self._bench_lines[message.drill_id] = [
+                f"Timing {message.drill_id}: the tests run first, then each shape…"
+            ]
             panel.show_lines(self._bench_lines[message.drill_id])
             self._bench_cancel = threading.Event()
             self._bench_worker(message.drill_id, self._bench_cancel)
@@ -49,9 +50,15 @@ class BenchControl:
             self.post_message(BenchProgress(drill_id, line))
 
         try:
-            report = app.bench(app.catalogue, drill_id, "mine",
-                               runner=app.runner, force_cpu=app.force_cpu,
-                               on_progress=progress, cancel=cancel)
+            report = app.bench(
+                app.catalogue,
+                drill_id,
+                "mine",
+                runner=app.runner,
+                force_cpu=app.force_cpu,
+                on_progress=progress,
+                cancel=cancel,
+            )
         except Exception as exc:  # a failed bench is reported, never a dead app
             self.post_message(BenchFinished(drill_id, error=f"{type(exc).__name__}: {exc}"))
             return

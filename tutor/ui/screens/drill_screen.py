@@ -143,7 +143,8 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
         mine = self._ensure_mine(drill)
         self.query_one("#lesson", Markdown).update(self._lesson(drill))
         self.query_one(CodeView).show_file(
-            mine, f"# {drill.file} has no starter yet: this drill is not ready.")
+            mine, f"# {drill.file} has no starter yet: this drill is not ready."
+        )
         self._show_bench(drill_id)
         self._show_run(drill_id)
         self._show_coach(drill_id)
@@ -171,8 +172,11 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
 
     def _show_bench(self, drill_id: str) -> None:
         self.query_one(BenchPanel).show_drill(
-            self.tutor.catalogue.drill(drill_id), marks.state_of(self.tutor.store, drill_id),
-            self.on_gpu, self._bench_lines.get(drill_id))
+            self.tutor.catalogue.drill(drill_id),
+            marks.state_of(self.tutor.store, drill_id),
+            self.on_gpu,
+            self._bench_lines.get(drill_id),
+        )
 
     def _show_run(self, drill_id: str) -> None:
         live = self._live_runs.get(drill_id) or self._finished_runs.get(drill_id)
@@ -183,8 +187,9 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
         app = self.tutor
         drill = app.catalogue.drill(drill_id)
         following = marks.next_unfinished(app.catalogue, app.store, after=drill_id)
-        text = coach_markdown(drill, marks.state_of(app.store, drill_id),
-                              self._hint_view(drill_id), following)
+        text = coach_markdown(
+            drill, marks.state_of(app.store, drill_id), self._hint_view(drill_id), following
+        )
         self.query_one(HintPanel).show(text)
 
     def _hint_view(self, drill_id: str) -> HintView | None:
@@ -197,8 +202,9 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
     def _refresh_marks(self) -> None:
         app = self.tutor
         drill_marks = {
-            d.id: marks.RUNNING if d.id in self._live_runs else marks.mark(
-                marks.state_of(app.store, d.id))
+            d.id: marks.RUNNING
+            if d.id in self._live_runs
+            else marks.mark(marks.state_of(app.store, d.id))
             for d in marks.playable(app.catalogue)
         }
         self.query_one(DrillList).show_marks(drill_marks)
@@ -254,8 +260,11 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
         before = self._hint_view(drill_id)
         if before is None:
             passed = marks.state_of(self.tutor.store, drill_id).status == PASSED
-            self._say("No hint needed: this drill is passed." if passed else
-                      "No hint yet: hints come with a failing run (press r).")
+            self._say(
+                "No hint needed: this drill is passed."
+                if passed
+                else "No hint yet: hints come with a failing run (press r)."
+            )
             return
         if before.exhausted:
             self._say("That is every hint for this mistake: the solution is available with s.")
@@ -274,10 +283,13 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
         mine = self._ensure_mine(drill)
         command = editor_command()
         if command is None:
-            self._say(f"No editor is set: export EDITOR (or VISUAL), e.g. EDITOR=nano, or "
-                      f"open {self._shown(self.tutor.catalogue.paths.mine(drill.file))} in any "
-                      "editor: with watch on, each save runs the tests.",
-                      severity="warning", timeout=12)
+            self._say(
+                f"No editor is set: export EDITOR (or VISUAL), e.g. EDITOR=nano, or "
+                f"open {self._shown(self.tutor.catalogue.paths.mine(drill.file))} in any "
+                "editor: with watch on, each save runs the tests.",
+                severity="warning",
+                timeout=12,
+            )
             return
         if mine is None:
             return
@@ -285,8 +297,11 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
             with self.app.suspend():
                 subprocess.run([*command, str(mine)], check=False)
         except SuspendNotSupported:
-            self._say(f"This terminal cannot hand itself to an editor: open {self._shown(mine)} "
-                      "in another window.", severity="warning")
+            self._say(
+                f"This terminal cannot hand itself to an editor: open {self._shown(mine)} "
+                "in another window.",
+                severity="warning",
+            )
         except OSError as exc:
             self._say(f"Could not start {command[0]}: {exc.strerror}", severity="error")
         self.query_one(TabbedContent).active = "code-tab"
@@ -294,8 +309,11 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
 
     def action_toggle_watch(self) -> None:
         self.watching = not self.watching
-        self._say("Watch on: saving a file in drills/mine/ runs its drill." if self.watching
-                  else "Watch off: press r to run the tests.")
+        self._say(
+            "Watch on: saving a file in drills/mine/ runs its drill."
+            if self.watching
+            else "Watch off: press r to run the tests."
+        )
 
     def action_solution(self) -> None:
         drill = self._selected_drill()
@@ -306,8 +324,11 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
         except YamlFileError:
             unlocked = False
         if not unlocked:
-            self._say("The solution opens after a pass, or once every hint for the current "
-                      "mistake is out (h).", severity="warning")
+            self._say(
+                "The solution opens after a pass, or once every hint for the current "
+                "mistake is out (h).",
+                severity="warning",
+            )
             return
         paths = self.tutor.catalogue.paths
         self.app.push_screen(SolutionScreen(paths.mine(drill.file), paths.solution(drill.file)))
@@ -317,9 +338,11 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
         if drill is None:
             return
         paths = self.tutor.catalogue.paths
-        question = (f"Put the starter back for {drill.id} ({drill.title})?\n\n"
-                    f"{self._shown(paths.mine(drill.file))} is copied to "
-                    f"{self._shown(paths.backups)}/ first.")
+        question = (
+            f"Put the starter back for {drill.id} ({drill.title})?\n\n"
+            f"{self._shown(paths.mine(drill.file))} is copied to "
+            f"{self._shown(paths.backups)}/ first."
+        )
         self.app.push_screen(ConfirmScreen(question), partial(self._reset_answered, drill))
 
     def _reset_answered(self, drill: Drill, yes: bool | None) -> None:
@@ -333,8 +356,9 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
             self._say(f"Could not reset {drill.id}: {exc}", severity="error")
             return
         self._note_app_write(mine)
-        where = (f"your old file is in {self._shown(saved)}" if saved
-                 else "there was no file to back up")
+        where = (
+            f"your old file is in {self._shown(saved)}" if saved else "there was no file to back up"
+        )
         self._say(f"{drill.id} is back to its starter; {where}.", timeout=15)
         if drill.id == self.selected:
             self.query_one(CodeView).reload()
@@ -352,8 +376,11 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
         self.query_one(DrillList).select_drill(following.id)
 
     def action_help(self) -> None:
-        keys = [(b.key_display or b.key, KEY_HELP.get(b.action, b.description))
-                for b in self.BINDINGS if isinstance(b, Binding)]
+        keys = [
+            (b.key_display or b.key, KEY_HELP.get(b.action, b.description))
+            for b in self.BINDINGS
+            if isinstance(b, Binding)
+        ]
         self.app.push_screen(HelpScreen(keys))
 
     def action_quit(self) -> None:

@@ -36,5 +36,10 @@ class HelpScreen(ModalScreen[None]):
             yield Static(table)
             yield Static(Text("\nMarks in the drill list", style="bold underline"))
             yield Static(legend)
-            yield Static(Text("\nWith watch on, saving a file in drills/mine/ from any editor "
-                              "runs that drill's tests.\nPress Esc or ? to close.", style="dim"))
+            yield Static(
+                Text(
+                    "\nWith watch on, saving a file in drills/mine/ from any editor "
+                    "runs that drill's tests.\nPress Esc or ? to close.",
+                    style="dim",
+                )
+            )

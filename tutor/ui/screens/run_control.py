@@ -13,6 +13,7 @@ from textual import work
 from textual.worker import Worker, WorkerState
 
 from tutor import results as r
+from tutor.events import Event, SessionStarted, TestStarted
 from tutor.ui.environment import CPU_BACKEND, backend_label
 from tutor.ui.live import LiveRun
 from tutor.ui.messages import BackendFound, RunEvent, RunFinished, RunStarted
@@ -46,21 +47,28 @@ class RunControl:
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="run")
     def _run_worker(self, drill_id: str, token: int, cancel: threading.Event) -> None:
-        def forward(event: dict) -> None:
-            self.post_message(RunEvent(drill_id, token, dict(event)))
+        def forward(event: Event) -> None:
+            self.post_message(RunEvent(drill_id, token, event))
 
         result = self.tutor.runner.run(drill_id, "mine", on_event=forward, cancel=cancel)
         self.post_message(RunFinished(drill_id, token, result))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.group != "run" or event.state not in (
-                WorkerState.ERROR, WorkerState.SUCCESS, WorkerState.CANCELLED):
+            WorkerState.ERROR,
+            WorkerState.SUCCESS,
+            WorkerState.CANCELLED,
+        ):
             return
         drill_id, token = self._run_of_worker.pop(event.worker, (None, 0))
         if event.state == WorkerState.ERROR and drill_id is not None:
             # The runner itself failed (not the learner's code): say so instead of freezing.
-            failed = r.RunResult(drill=drill_id, impl="mine", status=r.SETUP_ERROR,
-                                 message=f"the tutor could not run the tests: {event.worker.error}")
+            failed = r.RunResult(
+                drill=drill_id,
+                impl="mine",
+                status=r.SETUP_ERROR,
+                message=f"the tutor could not run the tests: {event.worker.error}",
+            )
             self.post_message(RunFinished(drill_id, token, failed))
 
     def on_run_started(self, message: RunStarted) -> None:
@@ -74,12 +82,15 @@ class RunControl:
         if live is None or live.token != message.token:
             return
         live.feed(message.event)
-        kind = message.event.get("event")
-        if kind == "session_start":
-            self.post_message(BackendFound(backend_label(live.backend, live.device_name),
-                                           on_gpu=live.backend not in ("", CPU_BACKEND)))
-        elif kind == "test_start":
-            name = str(message.event.get("id", "")).split("::")[-1]
+        if isinstance(message.event, SessionStarted):
+            self.post_message(
+                BackendFound(
+                    backend_label(live.backend, live.device_name),
+                    on_gpu=live.backend not in ("", CPU_BACKEND),
+                )
+            )
+        elif isinstance(message.event, TestStarted):
+            name = message.event.id.split("::")[-1]
             self.query_one(StatusBar).activity = f"{message.drill_id}: {name}"
         if message.drill_id == self.selected:
             self._show_run(message.drill_id)

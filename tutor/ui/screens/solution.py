@@ -33,7 +33,8 @@ class SolutionScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         self.query_one("#solution-mine", CodeView).show_file(self.mine, "(your file is missing)")
         self.query_one("#solution-reference", CodeView).show_file(
-            self.solution, "(this drill has no solution file yet)")
+            self.solution, "(this drill has no solution file yet)"
+        )
 
     def action_close(self) -> None:
         self.dismiss()

@@ -40,10 +40,17 @@ class WatchControl:
         folder.mkdir(parents=True, exist_ok=True)
         by_name = {d.file: d.id for d in marks.playable(catalogue)}
         try:
-            async for changes in awatch(folder, recursive=False, step=self.tutor.watch_step_ms,
-                                        debounce=self.tutor.watch_debounce_ms):
-                saved = {by_name[Path(path).name] for change, path in changes
-                         if change != Change.deleted and Path(path).name in by_name}
+            async for changes in awatch(
+                folder,
+                recursive=False,
+                step=self.tutor.watch_step_ms,
+                debounce=self.tutor.watch_debounce_ms,
+            ):
+                saved = {
+                    by_name[Path(path).name]
+                    for change, path in changes
+                    if change != Change.deleted and Path(path).name in by_name
+                }
                 for drill_id in sorted(saved):
                     self.post_message(LearnerFileSaved(drill_id))
         except (OSError, RuntimeError) as exc:  # e.g. out of inotify watches

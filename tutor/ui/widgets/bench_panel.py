@@ -8,8 +8,10 @@ from textual.widgets import Static
 from tutor.catalogue import Drill
 from tutor.progress import DrillProgress
 
-NEEDS_GPU = ("bench needs a GPU: the CPU interpreter runs one program at a time, so its "
-             "timings say nothing about a kernel's speed.")
+NEEDS_GPU = (
+    "bench needs a GPU: the CPU interpreter runs one program at a time, so its "
+    "timings say nothing about a kernel's speed."
+)
 
 
 def _best_lines(state: DrillProgress) -> list[str]:
@@ -23,8 +25,9 @@ def _best_lines(state: DrillProgress) -> list[str]:
 class BenchPanel(Static):
     """Plain text, replaced as a whole by each `show_*` call."""
 
-    def show_drill(self, drill: Drill, state: DrillProgress, on_gpu: bool,
-                   report: list[str] | None = None) -> None:
+    def show_drill(
+        self, drill: Drill, state: DrillProgress, on_gpu: bool, report: list[str] | None = None
+    ) -> None:
         """The drill's bench shapes and best times, or its last report this session."""
         if report is not None:
             self.show_lines(report)

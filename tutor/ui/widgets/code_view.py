@@ -8,7 +8,7 @@ from textual.widgets import TextArea
 
 
 def _python_language() -> str | None:
-    """"python" when tree-sitter's Python grammar is installed; plain text otherwise."""
+    """ "python" when tree-sitter's Python grammar is installed; plain text otherwise."""
     try:
         import tree_sitter  # noqa: F401
         import tree_sitter_python  # noqa: F401
@@ -21,9 +21,16 @@ class CodeView(TextArea):
     """Shows one file; `reload` keeps the cursor and scroll where they were."""
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__("", language=_python_language(), read_only=True,
-                         show_line_numbers=True, soft_wrap=False, tab_behavior="focus",
-                         id=id, classes=classes)
+        super().__init__(
+            "",
+            language=_python_language(),
+            read_only=True,
+            show_line_numbers=True,
+            soft_wrap=False,
+            tab_behavior="focus",
+            id=id,
+            classes=classes,
+        )
         self.path: Path | None = None
 
     def show_file(self, path: Path | None, missing: str = "") -> None:

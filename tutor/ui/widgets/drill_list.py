@@ -17,9 +17,14 @@ from tutor.catalogue import Catalogue, Drill
 from tutor.ui import marks
 
 _TRACK_PREFIX = "track:"
-_MARK_STYLES = {marks.NOT_STARTED: "dim", marks.FAILING: "bold red",
-                marks.PASSED_WITH_HINTS: "bold green", marks.PASSED_CLEAN: "bold green",
-                marks.RUNNING: "bold yellow", marks.COMING: "dim"}
+_MARK_STYLES = {
+    marks.NOT_STARTED: "dim",
+    marks.FAILING: "bold red",
+    marks.PASSED_WITH_HINTS: "bold green",
+    marks.PASSED_CLEAN: "bold green",
+    marks.RUNNING: "bold yellow",
+    marks.COMING: "dim",
+}
 
 
 class DrillList(OptionList):
@@ -41,13 +46,17 @@ class DrillList(OptionList):
         self.marks: dict[str, str] = {}  # drill -> the mark on show
         options: list[Option] = []
         for track in catalogue.tracks:
-            options.append(Option(Text(track.title, style="bold"),
-                                  id=f"{_TRACK_PREFIX}{track.id}", disabled=True))
+            options.append(
+                Option(
+                    Text(track.title, style="bold"), id=f"{_TRACK_PREFIX}{track.id}", disabled=True
+                )
+            )
             for drill in catalogue.in_track(track.id):
                 mark = marks.COMING if drill.coming else marks.NOT_STARTED
                 self.marks[drill.id] = mark
-                options.append(Option(self._prompt(drill, mark), id=drill.id,
-                                      disabled=drill.coming))
+                options.append(
+                    Option(self._prompt(drill, mark), id=drill.id, disabled=drill.coming)
+                )
         super().__init__(*options, id=id)
 
     @staticmethod
@@ -57,8 +66,11 @@ class DrillList(OptionList):
         grid.add_column(no_wrap=True)
         grid.add_column(no_wrap=True)
         grid.add_column()
-        grid.add_row(Text(mark, style=_MARK_STYLES.get(mark, "")), Text(drill.id, style="bold"),
-                     Text(drill.title))
+        grid.add_row(
+            Text(mark, style=_MARK_STYLES.get(mark, "")),
+            Text(drill.id, style="bold"),
+            Text(drill.title),
+        )
         return grid
 
     def show_marks(self, drill_marks: dict[str, str]) -> None:
@@ -66,8 +78,9 @@ class DrillList(OptionList):
         for drill_id, mark in drill_marks.items():
             if self.marks.get(drill_id) != mark:
                 self.marks[drill_id] = mark
-                self.replace_option_prompt(drill_id,
-                                           self._prompt(self.catalogue.drill(drill_id), mark))
+                self.replace_option_prompt(
+                    drill_id, self._prompt(self.catalogue.drill(drill_id), mark)
+                )
 
     def select_drill(self, drill_id: str) -> None:
         self.highlighted = self.get_option_index(drill_id)

@@ -14,10 +14,15 @@ from textual.widgets import Static
 from tutor import results as r
 from tutor.ui.live import RUNNING, LiveRun
 
-_OUTCOMES = {"passed": ("✓ pass", "green"), "failed": ("✗ fail", "bold red"),
-             "skipped": ("- skip", "dim"), RUNNING: ("⋯ running", "yellow"),
-             r.TIMEOUT: ("✗ hung", "bold red"), r.CRASHED: ("✗ crash", "bold red"),
-             r.CANCELLED: ("- stopped", "dim")}
+_OUTCOMES = {
+    "passed": ("✓ pass", "green"),
+    "failed": ("✗ fail", "bold red"),
+    "skipped": ("- skip", "dim"),
+    RUNNING: ("⋯ running", "yellow"),
+    r.TIMEOUT: ("✗ hung", "bold red"),
+    r.CRASHED: ("✗ crash", "bold red"),
+    r.CANCELLED: ("- stopped", "dim"),
+}
 _STATUS_CLASSES = ("-passed", "-failed", "-broken", "-running")
 _OUTPUT_LINES = 15
 
@@ -27,8 +32,11 @@ def summary(live: LiveRun | None, last_run: dict[str, Any] | None = None) -> tup
     if live is None:
         if last_run:  # only known from the progress file (an earlier session or the CLI)
             done, total = last_run.get("passed_tests", 0), last_run.get("tests", 0)
-            return (f"Last run ({last_run.get('at', 'earlier')}): {last_run.get('status')}, "
-                    f"{done} of {total} tests passed. Press r to run again.", "")
+            return (
+                f"Last run ({last_run.get('at', 'earlier')}): {last_run.get('status')}, "
+                f"{done} of {total} tests passed. Press r to run again.",
+                "",
+            )
         return "No run yet: press r to run the tests (or save your file).", ""
     result = live.result
     if result is None:
@@ -41,10 +49,13 @@ def summary(live: LiveRun | None, last_run: dict[str, Any] | None = None) -> tup
     if result.status == r.FAILED:
         return f"Failed: {failed} of {len(live.rows)} tests{took}", "-failed"
     # The run broke before its tests could judge the kernel: the message below says why.
-    heading = {r.TIMEOUT: "Timed out: the tests were stopped",
-               r.CRASHED: "Crashed: the test process died",
-               r.COLLECTION_ERROR: "The tests could not start", r.CANCELLED: "Stopped",
-               r.SETUP_ERROR: "Could not run the tests"}.get(result.status, result.status)
+    heading = {
+        r.TIMEOUT: "Timed out: the tests were stopped",
+        r.CRASHED: "Crashed: the test process died",
+        r.COLLECTION_ERROR: "The tests could not start",
+        r.CANCELLED: "Stopped",
+        r.SETUP_ERROR: "Could not run the tests",
+    }.get(result.status, result.status)
     return heading, "-broken"
 
 
@@ -75,8 +86,9 @@ class RunPanel(VerticalScroll):
 
     def _table(self, live: LiveRun) -> Table:
         """One row per test: outcome, name, and the name of the mistake it points to."""
-        table = Table(box=None, padding=(0, 1, 0, 0), show_edge=False, expand=True,
-                      header_style="bold dim")
+        table = Table(
+            box=None, padding=(0, 1, 0, 0), show_edge=False, expand=True, header_style="bold dim"
+        )
         table.add_column("", no_wrap=True)
         table.add_column("test", ratio=3, overflow="fold")
         table.add_column("diagnosis", ratio=2)

@@ -1,0 +1,217 @@
+"""Tests for drill t5: `transpose(x)`, y = x.T into a new contiguous tensor, with 2-D tiles.
+
+A transpose computes nothing, so every output must be bit-exact. The inputs make each mistake
+visible:
+- shapes that are multiples of no tile (37 x 70, ...): edge tiles hang over both edges;
+- a transposed view and sliced views: x.stride() is not (N, 1), so strides taken from the
+  shape read the wrong elements (`assumes-contiguous`, named by what those reads would give);
+- 37 x 128 and 128 x 37: one edge ragged at a time. A kernel that masks only one dimension is
+  right on one of them and stores out of bounds on the other (`mask-one-dim`), while one with
+  no mask at all fails both (`missing-mask`);
+- 37 x 520 and 520 x 37, several tiles along one axis only: program ids mapped to the wrong
+  axes cover a corner of the output and leave the rest unwritten (`tile-axes-swapped`), which
+  square shapes hide.
+Inputs sit between runs of NaN (a load without a mask turns NaN), tensors the learner allocates
+between sentinel values (a store without a mask lands there).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tutor.harness import (
+    DrillFailure,
+    Suspect,
+    Tolerance,
+    expect_close,
+    guarded,
+    row_sliced,
+)
+from tutor.harness import diagnoses as dx
+
+DRILL = "t5"
+
+ASSUMES_CONTIGUOUS = "assumes-contiguous"
+MASK_ONE_DIM = "mask-one-dim"
+TILE_AXES_SWAPPED = "tile-axes-swapped"
+
+# A transpose copies values: every element must be bit for bit the input's, on every backend.
+EXACT = Tolerance(atol=0.0, rtol=0.0)
+MIN_TILE = 8  # no tile edge is shorter: a shorter right corner is not a tile's doing
+
+
+def values(shape: tuple[int, int], dtype: torch.dtype, device: str, seed: int) -> torch.Tensor:
+    """randn values, distinct enough that reading any wrong element shows."""
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=generator).to(dtype).to(device)
+
+
+def contiguous_input(shape, dtype, device, seed) -> torch.Tensor:
+    x, _ = guarded(values(shape, dtype, device, seed))
+    return x
+
+
+# ----------------------------------------------------------------------------------------------
+# What the mistakes compute
+# ----------------------------------------------------------------------------------------------
+
+
+def stride_suspects(x: torch.Tensor) -> list[Suspect]:
+    """x read with strides taken from its shape, (N, 1), or with a column stride of 1.
+
+    torch.as_strided reads x's memory exactly as such a kernel does (the same storage offset),
+    NaN slack and guards included.
+    """
+    m, n = x.shape
+    guesses = [
+        (
+            (n, 1),
+            f"x read as if it were contiguous, with strides ({n}, 1) from its shape "
+            f"instead of x.stride() = {tuple(x.stride())}",
+        ),
+        (
+            (x.stride(0), 1),
+            f"x read with its row stride but a column stride of 1 instead of "
+            f"x.stride(1) = {x.stride(1)}",
+        ),
+    ]
+    return [
+        Suspect(ASSUMES_CONTIGUOUS, torch.as_strided(x, (m, n), strides).t().contiguous(), story)
+        for strides, story in guesses
+        if strides != tuple(x.stride())
+    ]
+
+
+def expect_tiles_on_the_right_axes(y, x: torch.Tensor, what: str) -> None:
+    """`tile-axes-swapped`: right on a corner that spans one axis fully, unwritten elsewhere.
+
+    With the program ids swapped, the programs along x's rows number cdiv(N, BLOCK_N), those
+    along its columns cdiv(M, BLOCK_M): on 37 x 520 every row is covered but only the first
+    tile or two of columns. A grid that rounds down keeps all but a partial tile of an axis it
+    cuts, more than half of it, and a wrong stride would not leave a right corner this big.
+    """
+    if not isinstance(y, torch.Tensor) or tuple(y.shape) != (x.shape[1], x.shape[0]):
+        return  # expect_close names these
+    right = y.detach().cpu().t() == x.detach().cpu()  # in x's coordinates [M, N]
+    if right.all():
+        return
+    m, n = right.shape
+    rows = int(right[:, 0].int().cumprod(0).sum())  # the right run down column 0
+    cols = int(right[0, :].int().cumprod(0).sum())  # the right run along row 0
+    if min(rows, cols) < MIN_TILE or (rows == m) == (cols == n):
+        return
+    if (rows == m and 2 * cols >= n) or (cols == n and 2 * rows >= m):
+        return  # a grid that rounds down one axis keeps at least half of it: not a swap
+    corner = right[:rows, :cols]
+    outside = ~right
+    outside[:rows, :cols] = False
+    wrong_outside = int(outside.sum())
+    if corner.all() and wrong_outside >= 0.9 * (m * n - rows * cols):
+        raise DrillFailure(
+            TILE_AXES_SWAPPED,
+            f"{what}: only x[:{rows}, :{cols}] came out right (of x's {m} x {n}); "
+            f"{wrong_outside} of the {m * n - rows * cols} values outside it are wrong",
+            "The tiles reached only a corner that spans one axis: the program ids cover the "
+            "wrong axes. Axis 0 of the grid has cdiv(M, BLOCK_M) programs; program_id(0) "
+            "must pick the tile's rows of x.",
+        )
+
+
+def check_transpose(impl, x: torch.Tensor, *, reads_guarded: bool = True) -> None:
+    y = impl.transpose(x)
+    what = (
+        f"output for a {str(x.dtype).removeprefix('torch.')} x of shape {tuple(x.shape)}, "
+        f"strides {tuple(x.stride())}"
+    )
+    expect_tiles_on_the_right_axes(y, x, what)
+    expect_close(
+        y,
+        x.t().contiguous(),
+        what=what,
+        tol=EXACT,
+        suspects=stride_suspects(x),
+        reads_guarded=reads_guarded,
+    )
+    if not y.is_contiguous():
+        raise DrillFailure(
+            dx.MISMATCH,
+            f"{what} has strides {tuple(y.stride())}: the values are right but y is a view",
+            "transpose returns a new contiguous [N, M] tensor (like x.t().contiguous()); "
+            "allocate y with torch.empty((N, M)) and write every element.",
+        )
+
+
+# ----------------------------------------------------------------------------------------------
+# Tests
+# ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("shape", "dtype"),
+    [
+        pytest.param((37, 70), torch.float32, id="37x70-fp32"),
+        pytest.param((70, 37), torch.bfloat16, id="70x37-bf16"),
+        pytest.param((70, 70), torch.float32, id="70x70-fp32-square"),
+    ],
+)
+def test_ragged_edges(impl, backend, shape, dtype):
+    # Multiples of no tile: the last tile in each dimension hangs over the edge, into NaN.
+    seed = 1000 * shape[0] + shape[1]
+    check_transpose(impl, contiguous_input(shape, dtype, backend.device, seed=seed))
+
+
+def test_transposed_view(impl, backend):
+    # x = base.t(): shape (45, 70), strides (1, 45). Its elements go down the columns in memory.
+    base, _ = guarded(values((70, 45), torch.float32, backend.device, seed=1))
+    check_transpose(impl, base.t())
+
+
+def test_row_sliced_view(impl, backend):
+    # base[:, :100] of rows 100 + 29 long, the slack NaN: strides (129, 1), not (100, 1).
+    x, _ = row_sliced(values((37, 100), torch.bfloat16, backend.device, seed=2), slack=29)
+    check_transpose(impl, x)
+
+
+def test_column_strided_view(impl, backend):
+    # Every other column of a 37 x 140 tensor, from column 1: strides (140, 2), an offset of 1.
+    base, _ = guarded(values((37, 140), torch.float32, backend.device, seed=3))
+    check_transpose(impl, base[:, 1::2])
+
+
+def test_one_ragged_edge_at_a_time(impl, backend):
+    # 37 x 128 is ragged only along M, 128 x 37 only along N (128 is a multiple of any tile
+    # up to 128). A kernel right on one and storing out of bounds on the other masks one
+    # dimension only.
+    failures: dict[str, DrillFailure] = {}
+    for shape in ((37, 128), (128, 37)):
+        try:
+            x = contiguous_input(shape, torch.float32, backend.device, seed=shape[0])
+            check_transpose(impl, x)
+        except DrillFailure as failure:
+            failures["x".join(map(str, shape))] = failure
+    if len(failures) == 1:
+        ((shape, failure),) = failures.items()
+        if failure.diagnosis in (dx.MISSING_MASK, dx.CUDA_ERROR):
+            ragged = "N (x's columns)" if shape == "128x37" else "M (x's rows)"
+            raise DrillFailure(
+                MASK_ONE_DIM,
+                f"{failure.message} (x of shape {shape})",
+                f"The same kernel is right when only M is ragged or only N is, but not both: "
+                f"here it read or wrote past the edge along {ragged}. The mask needs both "
+                "conditions, (offsets_m[:, None] < M) & (offsets_n[None, :] < N).",
+            ) from None
+    for failure in failures.values():
+        raise failure
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        pytest.param((37, 520), id="37x520"),
+        pytest.param((520, 37), id="520x37"),
+    ],
+)
+def test_many_tiles_along_one_axis(impl, backend, shape):
+    # Several tiles along one axis, one or two along the other: swapped program ids show.
+    check_transpose(impl, contiguous_input(shape, torch.bfloat16, backend.device, seed=shape[1]))

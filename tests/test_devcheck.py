@@ -1,0 +1,157 @@
+"""`tutor dev check` and `tutor dev new`: the course proves itself; a new drill is content only."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tutor import devcheck, patches
+from tutor.catalogue import load_catalogue
+from tutor.paths import CoursePaths
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def tutor(course: CoursePaths, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tutor", "--root", str(course.root), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=course.root,
+    )
+
+
+def test_a_patch_rebuilds_its_mutant_and_a_stale_one_says_where():
+    old = "a = 1\nb = 2\nc = 3\nd = 4\n"
+    new = "a = 1\nb = 20\nc = 3\nd = 4\n"
+    patch = patches.make(old, new, "x.py", "b is off by a factor of ten")
+    assert patches.apply(old, patch) == new
+    assert patches.description(patch) == "b is off by a factor of ten"
+    with pytest.raises(patches.PatchError, match=r"expects line 2 of the solution to be 'b = 2'"):
+        patches.apply(old.replace("b = 2", "b = 3"), patch)
+
+
+def test_every_patch_mutant_of_the_course_applies(catalogue):
+    for drill in (d for d in catalogue.drills if not d.coming):
+        for target in devcheck.targets(catalogue, drill):
+            assert not target.stale, target.stale
+            assert target.path.is_file(), target.label
+
+
+def test_a_solution_that_moves_under_its_patch_is_reported(course):
+    catalogue = load_catalogue(course)
+    drill = catalogue.drill("t3")
+    solution = course.solution(drill.file)
+    solution.write_text(
+        solution.read_text().replace(
+            "var = tl.sum(xc * xc, axis=0) / n_cols", "var = tl.sum(xc * xc, axis=0) / (n_cols)"
+        )
+    )
+    stale = [t for t in devcheck.targets(catalogue, drill) if t.stale]
+    assert {t.name for t in stale} >= {"unbiased-variance__n-minus-1.patch"}
+    assert all("no longer applies to the solution" in t.stale for t in stale)
+    finding = devcheck.judge(stale[0], None)
+    assert not finding.ok and "no longer applies" in finding.message
+
+
+def test_judge_follows_the_file_name(catalogue):
+    from tutor import results as r
+
+    drill = catalogue.drill("t2")
+    by_name = {t.name: t for t in devcheck.targets(catalogue, drill)}
+    mutant = by_name["padding-neg-inf__other_zero.py"]
+    named = r.RunResult("t2", "x", r.FAILED, diagnoses=["padding-neg-inf", "mismatch"])
+    other = r.RunResult("t2", "x", r.FAILED, diagnoses=["mismatch", "padding-neg-inf"])
+    assert devcheck.judge(mutant, named).ok
+    assert not devcheck.judge(mutant, other).ok
+    solution = by_name["solution"]
+    assert devcheck.judge(solution, r.RunResult("t2", "x", r.PASSED)).ok
+    assert not devcheck.judge(solution, r.RunResult("t2", "x", r.PASSED, diagnoses=["x"])).ok
+    starter = by_name["starter"]
+    started = r.RunResult(
+        "t2",
+        "x",
+        r.FAILED,
+        diagnoses=["not-started"],
+        tests=[r.TestResult("t::a", "failed", "not-started")],
+    )
+    assert devcheck.judge(starter, started).ok
+    half = r.RunResult(
+        "t2",
+        "x",
+        r.FAILED,
+        diagnoses=["not-started"],
+        tests=[r.TestResult("t::a", "failed"), r.TestResult("t::b", "passed")],
+    )
+    assert not devcheck.judge(starter, half).ok
+
+
+def test_content_rules_name_what_is_missing(course):
+    catalogue = load_catalogue(course)
+    drill = catalogue.drill("t2")
+    for mutant in course.mutants("t2").glob("padding-neg-inf__*"):
+        if mutant.name != "padding-neg-inf__other_zero.py":
+            mutant.unlink()
+    hints = course.hints("t2")
+    hints.write_text(hints.read_text() + "  made-up-id:\n    title: X\n    stages: [a, b, c]\n")
+    broken = {f.subject: f.message for f in devcheck.content_findings(catalogue, drill) if not f.ok}
+    assert broken["padding-neg-inf mutants"].startswith("1 known-buggy kernels (at least 2")
+    assert "not declare in drills.yaml" in broken["made-up-id ladder"]
+
+
+def test_dev_new_scaffolds_a_drill_that_is_content_only(course):
+    before = {p: p.read_bytes() for p in (ROOT / "tutor").rglob("*.py")}
+    out = tutor(
+        course,
+        "dev",
+        "new",
+        "t9",
+        "--track",
+        "T",
+        "--title",
+        "Clamp",
+        "--functions",
+        "clamp,clamp_",
+    )
+    assert out.returncode == 0, out.stderr
+    for path in (
+        "drills/starters/t9_clamp.py",
+        "drills/solutions/t9_clamp.py",
+        "drills/tests/test_t9_clamp.py",
+        "drills/content/t9.md",
+        "hints/t9.yaml",
+        "drills/bench/t9.py",
+        "drills/mutants/t9/README.md",
+    ):
+        assert (course.root / path).is_file(), path
+        assert path in out.stdout
+    assert not (course.root / "tutor").exists() and not (course.root / "tests").exists()
+    assert before == {p: p.read_bytes() for p in (ROOT / "tutor").rglob("*.py")}
+    drill = load_catalogue(course).drill("t9")
+    assert drill.functions == ("clamp", "clamp_") and drill.mistake_ids == ("t9-mistake",)
+    listing = tutor(course, "list")
+    assert listing.returncode == 0 and "t9" in listing.stdout and "Clamp" in listing.stdout
+    again = tutor(course, "dev", "new", "t9", "--track", "T", "--title", "X", "--functions", "f")
+    assert again.returncode == 2 and "already" in again.stderr
+    wrong_track = tutor(
+        course, "dev", "new", "t8", "--track", "Z", "--title", "X", "--functions", "f"
+    )
+    assert wrong_track.returncode == 2 and "unknown track 'Z'" in wrong_track.stderr
+
+
+def test_dev_check_fails_when_a_starter_stands_in_for_the_solution(course):
+    drill = load_catalogue(course).drill("t1")
+    shutil.copyfile(course.starter(drill.file), course.solution(drill.file))
+    out = tutor(course, "dev", "check", "t1", "--cpu", "--json")
+    assert out.returncode == 1, out.stderr
+    data = json.loads(out.stdout)
+    failed = {f["subject"]: f["message"] for f in data["findings"] if not f["ok"]}
+    assert failed["solution"].startswith("must give pass, gave not-started")
+    # the correct variants and the mutants are judged against the tests, not the solution
+    assert "correct__sigmoid_product.py" not in failed

@@ -1,0 +1,87 @@
+"""Time torch's own version of a drill function (eager or torch.compile) in a process of its own.
+
+    python -m tutor.bench.isolated --recipe drills/bench/t3.py --function layer_norm \\
+        --shape '{"m": 4096, "n": 1000}' --dtype bfloat16 --mode compile --out row.json [--graph]
+
+torch.compile's kernels depend on what the process compiled before: after a recompile it
+switches to dynamic shapes, and earlier compiles and autotuning share caches. A column that
+compares a learner's kernel with torch.compile is only as good as that set-up, so every shape
+is compiled here in a fresh process, once, with `dynamic=False`, warmed up, then timed with the
+same do_bench median as the bench (and in a CUDA graph with `--graph`). The bench child runs
+this for its torch.compile column, and scripts/gpu_report.py runs it again for eager and
+compile as an independent check of the bench's columns.
+
+Writes {"us", "graph_us", "compile_s", "max_diff", "error"} as JSON to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+MODES = ("eager", "compile")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tutor.bench.isolated", description=__doc__)
+    parser.add_argument("--recipe", required=True)
+    parser.add_argument("--function", required=True)
+    parser.add_argument("--shape", required=True, help="the bench case's shape, as JSON")
+    parser.add_argument("--dtype", default="bfloat16")
+    parser.add_argument("--mode", choices=MODES, required=True)
+    parser.add_argument("--graph", action="store_true", help="also time CUDA-graph replay")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args(argv)
+    row: dict[str, Any] = {
+        "us": None,
+        "graph_us": None,
+        "compile_s": None,
+        "max_diff": None,
+        "error": "",
+    }
+    try:
+        _measure(args, row)
+    except Exception as exc:  # noqa: BLE001 - reported in the JSON, never a traceback
+        row["error"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300]}"
+    Path(args.out).write_text(json.dumps(row), encoding="utf-8")
+    return 0 if row["us"] is not None else 1
+
+
+def _measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
+    import torch
+
+    from tutor.bench.child import graph_us, median_ms
+    from tutor.bench.recipe import IN_PLACE_SETS, clone_inputs, load_recipes, max_excess
+
+    if not torch.cuda.is_available():
+        raise RuntimeError("torch sees no GPU")
+    recipe = load_recipes(Path(args.recipe))[args.function]
+    shape = json.loads(args.shape)
+    with torch.no_grad():
+        base = recipe.inputs(shape, args.dtype, "cuda")
+        fresh = clone_inputs(base)
+        expected = recipe.results(fresh, recipe.eager(*fresh))
+        fn = recipe.eager
+        if args.mode == "compile":
+            fn = torch.compile(recipe.eager, dynamic=False)
+        started = time.monotonic()
+        fresh = clone_inputs(base)
+        returned = fn(*fresh)  # compiles, for torch.compile
+        torch.cuda.synchronize()
+        row["compile_s"] = round(time.monotonic() - started, 1) if args.mode == "compile" else None
+        diff, _ = max_excess(recipe.results(fresh, returned), expected, args.dtype)
+        row["max_diff"] = diff if math.isfinite(diff) else None
+        sets = [clone_inputs(base) for _ in range(IN_PLACE_SETS if recipe.in_place else 1)]
+        counter = iter(range(1 << 62))
+        row["us"] = median_ms(lambda: fn(*sets[next(counter) % len(sets)])) * 1000.0
+        if args.graph:
+            row["graph_us"] = graph_us(lambda k: fn(*sets[k % len(sets)]))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

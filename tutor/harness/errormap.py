@@ -1,0 +1,192 @@
+"""Where an output is wrong: one sentence, and a small picture of rows x column blocks.
+
+A failed value comparison says more than "the values are wrong": which rows, which columns,
+the first and last wrong index, and the pattern when one fits (never written, only the end,
+whole rows, each row off by one factor, NaN). The picture folds the output into at most
+`MAX_ROWS` x `MAX_COLS` cells, the last dimension across:
+
+    rows 0-7 x columns 0-999, a cell is 1 row x 16 columns
+    ...............................................______________
+    ...
+
+    .  right    X  wrong    N  NaN or inf    _  never written (still holds the fill value)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+MAX_ROWS = 16
+MAX_COLS = 64
+RIGHT, WRONG, NAN, UNWRITTEN = ".", "X", "N", "_"
+LEGEND = f"{RIGHT} right  {WRONG} wrong  {NAN} NaN or inf  {UNWRITTEN} never written"
+
+
+@dataclass(frozen=True)
+class ErrorMap:
+    where: str  # one sentence
+    picture: tuple[str, ...]  # the text lines of the map, legend last
+
+
+def locate(
+    wrong: torch.Tensor,
+    got: torch.Tensor | None = None,
+    want: torch.Tensor | None = None,
+    unwritten: torch.Tensor | None = None,
+) -> ErrorMap:
+    """Describe the bool mask `wrong` (True where the output is wrong) over the output's shape.
+
+    `got` and `want` (same shape) let it see NaN and per-row factors; `unwritten` marks the
+    positions that still hold the fill value of a never-written buffer.
+    """
+    shape = tuple(wrong.shape)
+    rows, cols = _as_rows(shape)
+    wrong2 = wrong.reshape(rows, cols).cpu()
+    nan2 = torch.zeros_like(wrong2)
+    if got is not None:
+        nan2 = (~torch.isfinite(got.float())).reshape(rows, cols).cpu() & wrong2
+    unwritten2 = torch.zeros_like(wrong2)
+    if unwritten is not None:
+        unwritten2 = unwritten.reshape(rows, cols).cpu() & wrong2
+    sentence = _sentence(shape, wrong2, nan2, unwritten2, got, want)
+    return ErrorMap(sentence, _picture(rows, cols, shape, wrong2, nan2, unwritten2))
+
+
+def _as_rows(shape: tuple[int, ...]) -> tuple[int, int]:
+    if not shape:
+        return 1, 1
+    cols = shape[-1]
+    rows = 1
+    for dim in shape[:-1]:
+        rows *= dim
+    return rows, max(cols, 1)
+
+
+def _span(first: int, last: int) -> str:
+    return f"{first}" if first == last else f"{first}-{last}"
+
+
+def _index(shape: tuple[int, ...], flat: int) -> str:
+    if len(shape) <= 1:
+        return str(flat)
+    parts = []
+    for dim in reversed(shape):
+        parts.append(flat % dim)
+        flat //= dim
+    return "[" + ", ".join(str(p) for p in reversed(parts)) + "]"
+
+
+def _sentence(shape, wrong2, nan2, unwritten2, got, want) -> str:
+    rows, cols = wrong2.shape
+    count, total = int(wrong2.sum()), wrong2.numel()
+    if count == 0:
+        return "no value is wrong"
+    flat = wrong2.reshape(-1).nonzero().reshape(-1)
+    first, last = int(flat[0]), int(flat[-1])
+    head = f"{count} of {total} values are wrong ({100 * count / total:.1f}%)"
+    wrong_rows = wrong2.any(dim=1).nonzero().reshape(-1).tolist()
+    wrong_cols = wrong2.any(dim=0).nonzero().reshape(-1).tolist()
+    if rows == 1:
+        where = f"indices {_span(first, last)}" if first != last else f"index {first}"
+        if last == total - 1 and count == total - first and first > 0:
+            where += " (everything from there to the end)"
+    else:
+        row_text = (
+            "every row" if len(wrong_rows) == rows else f"rows {_rows_text(wrong_rows)} of {rows}"
+        )
+        col_text = (
+            "every column"
+            if len(wrong_cols) == cols
+            else f"columns {_span(wrong_cols[0], wrong_cols[-1])} of {cols}"
+        )
+        ends = f"first at {_index(shape, first)}, last at {_index(shape, last)}"
+        where = f"{row_text}, {col_text}; {ends}"
+    patterns = _patterns(wrong2, nan2, unwritten2, wrong_rows, got, want)
+    return f"{head}: {where}" + (f"; {patterns}" if patterns else "") + "."
+
+
+def _rows_text(rows: list[int]) -> str:
+    """`0-3, 7` for [0, 1, 2, 3, 7]; long lists are cut short."""
+    runs: list[tuple[int, int]] = []
+    for r in rows:
+        if runs and r == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], r)
+        else:
+            runs.append((r, r))
+    text = ", ".join(_span(a, b) for a, b in runs[:6])
+    return text + (", ..." if len(runs) > 6 else "")
+
+
+def _patterns(wrong2, nan2, unwritten2, wrong_rows, got, want) -> str:
+    count = int(wrong2.sum())
+    found = []
+    if int(unwritten2.sum()) == count:
+        found.append("none of them was ever written (they still hold the fill value)")
+    elif unwritten2.any():
+        found.append(f"{int(unwritten2.sum())} of them were never written")
+    if int(nan2.sum()) == count:
+        found.append("all of them are NaN or inf")
+    elif nan2.any():
+        found.append(f"{int(nan2.sum())} of them are NaN or inf")
+    rows = wrong2.shape[0]
+    if rows > 1 and wrong_rows and len(wrong_rows) < rows and bool(wrong2[wrong_rows].all()):
+        found.append("those rows are wrong in every column and the other rows are right")
+    factor = _row_factor(wrong2, wrong_rows, got, want)
+    if factor:
+        found.append(factor)
+    return "; ".join(found)
+
+
+def _row_factor(wrong2, wrong_rows, got, want) -> str:
+    """'each wrong row is off by one factor' when got / want is constant along every such row."""
+    if got is None or want is None or not wrong_rows:
+        return ""
+    rows, cols = wrong2.shape
+    if cols < 4:
+        return ""
+    g = got.double().reshape(rows, cols)[wrong_rows].cpu()
+    w = want.double().reshape(rows, cols)[wrong_rows].cpu()
+    usable = torch.isfinite(g) & torch.isfinite(w) & (w.abs() > 1e-6)
+    if not usable.all(dim=1).any():
+        return ""
+    ratio = torch.where(usable, g / torch.where(usable, w, torch.ones_like(w)), torch.nan)
+    spread = (ratio - ratio.nanmean(dim=1, keepdim=True)).abs().nan_to_num(0).amax(dim=1)
+    means = ratio.nanmean(dim=1)
+    if bool((spread <= 1e-2 * means.abs()).all()) and bool(((means - 1).abs() > 1e-2).all()):
+        shown = ", ".join(f"x{float(m):.4g}" for m in means[:3])
+        return f"each wrong row is off by one factor ({shown}{', ...' if len(means) > 3 else ''})"
+    return ""
+
+
+def _picture(rows, cols, shape, wrong2, nan2, unwritten2) -> tuple[str, ...]:
+    cell_rows = min(rows, MAX_ROWS)
+    cell_cols = min(cols, MAX_COLS)
+    row_edges = [round(i * rows / cell_rows) for i in range(cell_rows + 1)]
+    col_edges = [round(j * cols / cell_cols) for j in range(cell_cols + 1)]
+    lines = []
+    for i in range(cell_rows):
+        r0, r1 = row_edges[i], row_edges[i + 1]
+        chars = []
+        for j in range(cell_cols):
+            c0, c1 = col_edges[j], col_edges[j + 1]
+            if nan2[r0:r1, c0:c1].any():
+                chars.append(NAN)
+            elif unwritten2[r0:r1, c0:c1].any():
+                chars.append(UNWRITTEN)
+            elif wrong2[r0:r1, c0:c1].any():
+                chars.append(WRONG)
+            else:
+                chars.append(RIGHT)
+        lines.append("".join(chars))
+    per_row = f"{rows // cell_rows}" + ("+" if rows % cell_rows else "")
+    per_col = f"{cols // cell_cols}" + ("+" if cols % cell_cols else "")
+    what = "indices" if len(shape) <= 1 else f"rows 0-{rows - 1} x columns"
+    span = f"0-{cols - 1}" if len(shape) <= 1 else f"0-{cols - 1}"
+    cell = (
+        f"a cell is {per_col} values"
+        if rows == 1
+        else f"a cell is {per_row} row{'s' if per_row != '1' else ''} x {per_col} columns"
+    )
+    return (f"{what} {span}, {cell}", *lines, LEGEND)

@@ -1,0 +1,76 @@
+"""The tutor's status words, as small str enums in one torch-free module, with one labeller.
+
+Each member equals its value as a plain string (`RunStatus.PASSED == "passed"`), so the words
+in the progress file, the event stream and the JSON output stay as they were.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class _Word(str, Enum):
+    def __str__(self) -> str:
+        return self.value
+
+
+class RunStatus(_Word):
+    """How a run of a drill's tests ended, before looking at single tests."""
+
+    PASSED = "passed"  # every test passed
+    FAILED = "failed"  # some tests failed; see their diagnoses
+    TIMEOUT = "timeout"  # killed at the time limit (a kernel that never ends)
+    CRASHED = "crashed"  # the child died by a signal (segfault, abort) or without reporting
+    COLLECTION_ERROR = "collection-error"  # the test file itself could not be collected
+    SETUP_ERROR = "setup-error"  # no drill test file, pytest missing, a bad option
+    CANCELLED = "cancelled"  # a newer run replaced it
+
+
+class Outcome(_Word):
+    """One test's outcome; RUNNING while it streams in."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    RUNNING = "running"
+
+
+class DrillStatus(_Word):
+    """A drill in the learner's progress."""
+
+    NOT_STARTED = "not-started"
+    FAILING = "failing"
+    PASSED = "passed"
+
+
+class BackendName(_Word):
+    """Where kernels ran (the session_start event's `backend`)."""
+
+    CPU = "cpu-interpreter"
+    CUDA = "cuda"
+
+
+_LABELS = {
+    RunStatus.PASSED: "passed",
+    RunStatus.FAILED: "failed",
+    RunStatus.TIMEOUT: "timed out",
+    RunStatus.CRASHED: "crashed",
+    RunStatus.COLLECTION_ERROR: "the tests could not be collected",
+    RunStatus.SETUP_ERROR: "could not run",
+    RunStatus.CANCELLED: "stopped",
+    Outcome.SKIPPED: "skipped",
+    Outcome.RUNNING: "running",
+    DrillStatus.NOT_STARTED: "not started",
+    DrillStatus.FAILING: "failing",
+    BackendName.CPU: "the CPU (Triton interpreter)",
+}
+
+
+def label(word: str, device_name: str = "") -> str:
+    """How a status word reads in a sentence; a CUDA backend reads as its device's name."""
+    if word == BackendName.CUDA:
+        return device_name or "the GPU"
+    for member, text in _LABELS.items():
+        if member == word:
+            return text
+    return str(word)
