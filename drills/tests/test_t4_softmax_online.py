@@ -279,9 +279,10 @@ def test_fp32_long_rows(impl, backend):
 
 def test_fp32_rows_with_neg_inf(impl, backend):
     # Rows whose first 4200 values are -inf (their first block is all -inf for any block size)
-    # and rows half -inf, between ordinary rows: only the -inf rows may go NaN.
-    kinds = [INF_PREFIXED, ORDINARY, HALF_INF, INF_PREFIXED, HALF_INF, PEAK_AT_END]
-    x, _ = guarded(_on(make_rows(kinds, 5001, seed=2), (6, 5001), torch.float32, backend.device))
+    # and rows half -inf, between ordinary rows: only the -inf rows may go NaN. 7 rows: an odd
+    # count, for a grid that gives each program two rows and rounds down.
+    kinds = [INF_PREFIXED, ORDINARY, HALF_INF, INF_PREFIXED, HALF_INF, PEAK_AT_END, RAMP]
+    x, _ = guarded(_on(make_rows(kinds, 5001, seed=2), (7, 5001), torch.float32, backend.device))
     check_softmax(impl, backend, x)
 
 
