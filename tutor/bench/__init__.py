@@ -69,6 +69,9 @@ class BenchRow:
     large: bool = False  # enough traffic that the target is a share of copy bandwidth
     flops: float | None = None  # floating-point operations of one call (compute-bound drills)
     tflops: float | None = None  # flops / the learner's time
+    target: float | None = None  # the recipe's target (% of copy, or share of eager's speed)
+    graph_gbps: float | None = None  # bytes / GPU time per call in a CUDA graph
+    graph_pct_copy: float | None = None
     impl_us: float | None = None
     gbps: float | None = None
     pct_copy: float | None = None  # GB/s as a percentage of the card's copy bandwidth
@@ -348,6 +351,11 @@ def row_from_child(raw: dict[str, Any], copy_gbps: float | None) -> BenchRow:
         notes=list(raw.get("notes", [])),
     )
     row.flops = raw.get("flops")
+    row.target = raw.get("target")
+    if row.graph_us and row.bytes:
+        row.graph_gbps = row.bytes / (row.graph_us * 1e-6) / 1e9
+        if copy_gbps:
+            row.graph_pct_copy = 100.0 * row.graph_gbps / copy_gbps
     if row.impl_us and row.flops:
         row.tflops = row.flops / (row.impl_us * 1e-6) / 1e12
     if row.impl_us and row.bytes:
@@ -473,22 +481,20 @@ def record_best(store: p.ProgressStore, report: BenchReport) -> list[str]:
     Returns the labels of the cases that improved. Call it for the learner's own file only.
     """
     improved = []
-    store.reload()
-    state = store.drill(report.drill)
-    for row in report.rows:
-        if row.impl_us is None:
-            continue
-        best_us = (state.best_bench.get(row.label) or {}).get("us")
-        if isinstance(best_us, (int, float)) and best_us <= row.impl_us:
-            continue
-        state.best_bench[row.label] = {
-            "us": round(row.impl_us, 3),
-            "gbps": None if row.gbps is None else round(row.gbps, 1),
-            "pct_copy": None if row.pct_copy is None else round(row.pct_copy, 1),
-            "device": report.device,
-            "at": p.now(),
-        }
-        improved.append(row.label)
-    if improved:
-        store.save()
+    with store.update():
+        state = store.drill(report.drill)
+        for row in report.rows:
+            if row.impl_us is None:
+                continue
+            best_us = (state.best_bench.get(row.label) or {}).get("us")
+            if isinstance(best_us, (int, float)) and best_us <= row.impl_us:
+                continue
+            state.best_bench[row.label] = {
+                "us": round(row.impl_us, 3),
+                "gbps": None if row.gbps is None else round(row.gbps, 1),
+                "pct_copy": None if row.pct_copy is None else round(row.pct_copy, 1),
+                "device": report.device,
+                "at": p.now(),
+            }
+            improved.append(row.label)
     return improved

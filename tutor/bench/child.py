@@ -7,9 +7,10 @@ For each bench case of the drill (drills.yaml) it times, with `triton.testing.do
 do_bench zeroes a 256 MB buffer before every timed call, so the L2 holds none of the inputs):
 the file under test, the reference solution and torch eager in this process, and torch.compile
 in a fresh process per shape (tutor.bench.isolated: compiled once, `dynamic=False`; in a shared
-process, recompiles switch torch to dynamic shapes and its kernels get slower). For
-decode-sized cases it also reports GPU time per call from CUDA-graph replay, where the CPU's
-launch cost is gone, with inputs rotated over enough copies to exceed twice the L2.
+process, recompiles switch torch to dynamic shapes and its kernels get slower). Every
+case also reports GPU time per call from CUDA-graph replay, where the CPU's launch cost is gone
+(the number to read for small shapes), with inputs rotated over enough copies to exceed twice
+the L2.
 
 Two anchors are measured once per card and kept in `.tutor/bandwidth.json`: a 2 GiB
 device-to-device copy (bytes read plus written: the practical ceiling for GB/s) and the launch
@@ -79,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         "--remeasure", action="store_true", help="measure the copy and launch anchors again"
     )
     args = parser.parse_args(argv)
+    if argv is None:  # run as the bench process: end with the tutor, take our leftovers along
+        from tutor.child_guard import install
+
+        install(None)
     report: dict[str, Any] = {
         "drill": args.drill,
         "impl": str(Path(args.impl).resolve()),
@@ -432,6 +437,7 @@ def _bench_case(
         "dtype": case.dtype,
         "bytes": op.bytes_moved(case.shape, case.dtype),
         "flops": op.flop_count(case.shape),
+        "target": op.target,
         "decode": op.is_decode(case.shape),
         "large": op.is_large(case.shape, case.dtype),
         "us": {},
@@ -459,11 +465,14 @@ def _bench_case(
             log(f"  {name}: {row['errors'][name]}")
             if not _cuda_healthy():
                 break
-    if row["decode"] and _cuda_healthy():
+    if _cuda_healthy():
+        # GPU time per call for every shape: do_bench also counts the host's launch cost,
+        # which on a busy host (or a wrapper that does work in Python) is most of a small
+        # kernel's time and changes from run to run.
         _graph_times(op, fns, base, row, report["l2_bytes"])
     if with_compile and _cuda_healthy():
         log("  compile   (in a fresh process: one compile of this shape, dynamic=False)")
-        compiled = isolated(case, recipe_path, "compile", graph=row["decode"])
+        compiled = isolated(case, recipe_path, "compile", graph=True)
         if compiled.get("us") is not None:
             row["us"]["compile"] = compiled["us"]
             row["compile_s"] = compiled.get("compile_s")

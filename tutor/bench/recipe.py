@@ -17,7 +17,10 @@ It is course content, loaded by the bench process (which has torch) like the lea
 - `flops(shape)`, for compute-bound functions (matmul, attention): TFLOP/s is reported too;
 - `eager` has the drill function's signature: the yardstick, and what torch.compile compiles;
 - `in_place`: indices of the arguments the function writes (its results, for the comparison);
-- `compared`: how many returned tensors to compare with eager's (layer_norm: y, not its stats).
+- `compared`: how many returned tensors to compare with eager's (layer_norm: y, not its stats);
+- `target`: what the reference should reach at large shapes: a percentage of the card's copy
+  bandwidth for memory-bound functions (85 when not given), or, with `flops`, the share of torch
+  eager's speed (0.8 for a matmul against cuBLAS).
 
 Every implementation is called as `fn(*inputs)`. In-place functions are timed rotating among
 `IN_PLACE_SETS` copies of their inputs, so values cannot drift to inf over hundreds of calls
@@ -63,6 +66,7 @@ class Recipe:
     in_place: tuple[int, ...] = ()  # the arguments the function writes
     compared: int | None = None  # returned tensors compared with eager's (None: all)
     rows_key: str | None = None  # the dim that counts rows (tokens), for "decode-sized"
+    target: float | None = None  # see the module docstring
 
     def checked(self, shape: Shape) -> Shape:
         if set(shape) != set(self.dims):

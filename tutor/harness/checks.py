@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from tutor import diagnoses as dx
-from tutor.harness import errormap
+from tutor.harness import errormap, learner
 from tutor.harness.allocations import never_written
 from tutor.harness.failures import DrillFailure
 
@@ -94,6 +94,13 @@ def expect_close(
         if _explains(got, want, suspect.value.detach().float(), tol):
             raise failure(suspect.diagnosis, details=f"Your {what} matches {suspect.story}.")
     if unwritten.any() and not (wrong & ~unwritten).any():
+        if bool(unwritten.all()) and learner.last_call_programs == 0:
+            raise failure(
+                dx.GRID_TOO_SMALL,
+                f"{what} was never written: the kernel was launched with a grid of 0 programs",
+                "The grid's size rounded down to nothing for this input (n // BLOCK with n "
+                "smaller than BLOCK is 0): count programs with triton.cdiv, which rounds up.",
+            )
         if bool(unwritten.all()):
             raise failure(
                 dx.OUTPUT_UNTOUCHED,

@@ -1,0 +1,98 @@
+"""Mutant for B2: rstd is recomputed from x with eps = 1e-6 instead of loaded."""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+# One row must fit in one program's registers; longer rows need a loop over column blocks.
+MAX_BLOCK_N = 65536
+# Programs per SM on the GPU: two keep enough loads in flight to hide memory latency, while the
+# partial-dw buffer stays small (2 * 132 * N fp32 values on an H200).
+PROGRAMS_PER_SM = 2
+# On the CPU interpreter programs run one after another; a few suffice to exercise the pattern.
+CPU_PROGRAMS = 4
+
+
+@triton.jit
+def _rms_norm_bwd_kernel(
+    dy_ptr, x_ptr, w_ptr, rstd_ptr, dx_ptr, dw_partial_ptr,
+    dy_row_stride, x_row_stride, dx_row_stride, n_rows, n_cols, rows_per_program,
+    BLOCK_N: tl.constexpr,
+):
+    program = tl.program_id(0).to(tl.int64)
+    row_start = program * rows_per_program
+    row_end = tl.minimum(row_start + rows_per_program, n_rows)
+    offsets = tl.arange(0, BLOCK_N)
+    mask = offsets < n_cols
+    w = tl.load(w_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+    # This program's share of dw, in fp32, kept in registers across its rows.
+    dw_acc = tl.zeros((BLOCK_N,), dtype=tl.float32)
+    for row_idx in range(row_start, row_end):
+        dy = tl.load(dy_ptr + row_idx * dy_row_stride + offsets, mask=mask, other=0.0)
+        x = tl.load(x_ptr + row_idx * x_row_stride + offsets, mask=mask, other=0.0)
+        dy = dy.to(tl.float32)
+        # rstd as the forward computed it: never recomputed (the eps is not known here).
+        xf = x.to(tl.float32)
+        rstd = 1.0 / tl.sqrt(tl.sum(xf * xf, axis=0) / n_cols + 1e-6)
+        x_hat = xf * rstd
+        wdy = dy * w
+        # The mean term: y depends on every x of the row through rstd.
+        c = tl.sum(wdy * x_hat, axis=0) / n_cols
+        dx = (wdy - x_hat * c) * rstd
+        tl.store(dx_ptr + row_idx * dx_row_stride + offsets, dx.to(dx_ptr.dtype.element_ty),
+                 mask=mask)
+        dw_acc += dy * x_hat
+    # Stage one: this program's partial dw to its own row; nobody else writes there.
+    tl.store(dw_partial_ptr + program * n_cols + offsets, dw_acc, mask=mask)
+
+
+def rms_norm_backward(
+    dy: torch.Tensor, x: torch.Tensor, weight: torch.Tensor, rstd: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gradients of y = x * rstd * weight (RMSNorm over the last dimension) for x and weight.
+
+        x_hat = x * rstd                                   (rstd [M] as given by the forward)
+        dx    = rstd * (dy * w - x_hat * mean(dy * w * x_hat))   per row, in x's dtype
+        dw    = sum over rows of dy * x_hat                 in fp32, returned in weight's dtype
+
+    dy, x: [M, N] float32 / bfloat16 (rows may be strided); weight: [N]; rstd: [M] float32,
+    1 / sqrt(mean(x^2) + eps) from the forward. Use rstd as given: the eps is not passed, and
+    recomputing it from x (with another eps, or from the rounded x) gives another gradient.
+    """
+    if x.dim() != 2 or dy.shape != x.shape:
+        raise ValueError(f"x and dy must be the same [M, N], got {tuple(x.shape)}, "
+                         f"{tuple(dy.shape)}")
+    n_rows, n_cols = x.shape
+    if weight.shape != (n_cols,) or rstd.shape != (n_rows,):
+        raise ValueError(f"weight must be ({n_cols},) and rstd ({n_rows},), got "
+                         f"{tuple(weight.shape)} and {tuple(rstd.shape)}")
+    x = x if x.stride(-1) == 1 else x.contiguous()
+    dy = dy if dy.stride(-1) == 1 else dy.contiguous()
+    block_n = triton.next_power_of_2(n_cols)
+    if block_n > MAX_BLOCK_N:
+        raise ValueError(f"rows of {n_cols} elements do not fit in one program (max {MAX_BLOCK_N})")
+    n_programs = min(_programs(x.device), n_rows)
+    rows_per_program = triton.cdiv(n_rows, n_programs)
+    dx = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
+    dw_partial = torch.empty((n_programs, n_cols), dtype=torch.float32, device=x.device)
+    _rms_norm_bwd_kernel[(n_programs,)](
+        dy, x, weight.contiguous(), rstd.contiguous(), dx, dw_partial,
+        dy.stride(0), x.stride(0), dx.stride(0), n_rows, n_cols, rows_per_program,
+        BLOCK_N=block_n, num_warps=_num_warps(block_n),
+    )
+    # Stage two: n_programs rows of fp32 partials summed (torch.sum: a small reduction).
+    dw = dw_partial.sum(dim=0).to(weight.dtype)
+    return dx, dw
+
+
+def _programs(device: torch.device) -> int:
+    if device.type == "cuda":
+        return PROGRAMS_PER_SM * torch.cuda.get_device_properties(device).multi_processor_count
+    return CPU_PROGRAMS
+
+
+def _num_warps(block_n: int) -> int:
+    """About 256 elements per warp (8 per thread: one 16-byte load of bf16), 1 to 8 warps."""
+    return min(max(block_n // 256, 1), 8)
