@@ -18,7 +18,13 @@ import triton.language as tl
 
 @triton.jit
 def _softmax_backward_kernel(
-    y_ptr, dy_ptr, dx_ptr, y_row_stride, dy_row_stride, dx_row_stride, n_cols,
+    y_ptr,
+    dy_ptr,
+    dx_ptr,
+    y_row_stride,
+    dy_row_stride,
+    dx_row_stride,
+    n_cols,
     BLOCK_N: tl.constexpr,
 ):
     row_idx = tl.program_id(0).to(tl.int64)  # int64: row_idx * stride may pass 2**31
@@ -52,8 +58,9 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
     Returns dx, a new contiguous tensor of y's shape in dy's dtype.
     """
     if y.shape != dy.shape:
-        raise ValueError(f"y and dy must have the same shape, got {tuple(y.shape)} and "
-                         f"{tuple(dy.shape)}")
+        raise ValueError(
+            f"y and dy must have the same shape, got {tuple(y.shape)} and {tuple(dy.shape)}"
+        )
     if y.device != dy.device:
         raise ValueError(f"y is on {y.device} and dy on {dy.device}")
     n_cols = y.shape[-1]
@@ -66,7 +73,14 @@ def softmax_backward(y: torch.Tensor, dy: torch.Tensor) -> torch.Tensor:
     dx_rows = torch.empty(dy_rows.shape, dtype=dy.dtype, device=dy.device)
     block_n = triton.next_power_of_2(n_cols)
     _softmax_backward_kernel[(dy_rows.shape[0],)](
-        y_rows, dy_rows, dx_rows, y_rows.stride(0), dy_rows.stride(0), dx_rows.stride(0),
-        n_cols, BLOCK_N=block_n, num_warps=_num_warps(block_n),
+        y_rows,
+        dy_rows,
+        dx_rows,
+        y_rows.stride(0),
+        dy_rows.stride(0),
+        dx_rows.stride(0),
+        n_cols,
+        BLOCK_N=block_n,
+        num_warps=_num_warps(block_n),
     )
     return dx_rows.view(dy.shape)

@@ -69,7 +69,12 @@ def softmax_online(x: torch.Tensor) -> torch.Tensor:
     y_rows = torch.empty(x_rows.shape, dtype=x.dtype, device=x.device)
     block_size = min(triton.next_power_of_2(n_cols), MAX_BLOCK)
     _softmax_online_kernel[(x_rows.shape[0],)](
-        x_rows, y_rows, x_rows.stride(0), y_rows.stride(0), n_cols,
-        BLOCK_SIZE=block_size, num_warps=8 if block_size >= 2048 else 4,
+        x_rows,
+        y_rows,
+        x_rows.stride(0),
+        y_rows.stride(0),
+        n_cols,
+        BLOCK_SIZE=block_size,
+        num_warps=8 if block_size >= 2048 else 4,
     )
     return y_rows.view(x.shape)

@@ -20,7 +20,13 @@ import triton.language as tl
 
 @triton.jit
 def _softmax_backward_kernel(
-    y_ptr, dy_ptr, dx_ptr, y_row_stride, dy_row_stride, dx_row_stride, n_cols,
+    y_ptr,
+    dy_ptr,
+    dx_ptr,
+    y_row_stride,
+    dy_row_stride,
+    dx_row_stride,
+    n_cols,
     BLOCK_N: tl.constexpr,
 ):
     """dx[row, :] for the row given by tl.program_id(0).

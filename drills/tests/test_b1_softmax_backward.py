@@ -61,9 +61,14 @@ def padded_lane_counts(n: int) -> list[int]:
     return sorted(set(counts))
 
 
-def suspects(y: torch.Tensor, dy: torch.Tensor, backend: Backend, *,
-             nan_padding: bool = True, misread: list[tuple[torch.Tensor, torch.Tensor]] = ()
-             ) -> list[Suspect]:
+def suspects(
+    y: torch.Tensor,
+    dy: torch.Tensor,
+    backend: Backend,
+    *,
+    nan_padding: bool = True,
+    misread: list[tuple[torch.Tensor, torch.Tensor]] = (),
+) -> list[Suspect]:
     """Every mistake's dx. `nan_padding`: offer the all-NaN and all -inf outputs of padded lanes
     loaded as -inf (only where a missing mask cannot give the same picture: contiguous inputs
     of several rows, where an unmasked load reads the next row and only the last row meets the
@@ -75,22 +80,37 @@ def suspects(y: torch.Tensor, dy: torch.Tensor, backend: Backend, *,
         found.append(Suspect(diagnosis, round_to(value, dy.dtype, backend), story))
 
     add("dot-missing", yd * dyd, "y * dy: the row sum sum(dy * y) is not subtracted")
-    add("sum-over-dy", yd * (dyd - dyd.sum(-1, keepdim=True)),
-        "y * (dy - sum(dy)): the row sum is over dy, not over dy * y")
+    add(
+        "sum-over-dy",
+        yd * (dyd - dyd.sum(-1, keepdim=True)),
+        "y * (dy - sum(dy)): the row sum is over dy, not over dy * y",
+    )
     for count in padded_lane_counts(y.shape[-1]):
-        add("padding-in-sum", backward_reference(yd, dyd, extra=float(count)),
-            f"the row sum with {count} padded lanes adding 1 * 1 each (loaded with other=1.0)")
+        add(
+            "padding-in-sum",
+            backward_reference(yd, dyd, extra=float(count)),
+            f"the row sum with {count} padded lanes adding 1 * 1 each (loaded with other=1.0)",
+        )
     if nan_padding:
-        add("padding-in-sum", torch.full_like(yd, float("nan")),
+        add(
+            "padding-in-sum",
+            torch.full_like(yd, float("nan")),
             "NaN everywhere: padded lanes of y or dy loaded as -inf (as in the forward) give "
-            "0 * -inf = NaN in the row sum")
-        add("padding-in-sum", torch.full_like(yd, float("-inf")),
+            "0 * -inf = NaN in the row sum",
+        )
+        add(
+            "padding-in-sum",
+            torch.full_like(yd, float("-inf")),
             "-inf everywhere: padded lanes of y and dy loaded as -inf give -inf * -inf = +inf "
-            "in the row sum")
+            "in the row sum",
+        )
     for y_read, dy_read in misread:
-        add(dx.ROW_STRIDE, backward_reference(y_read, dy_read),
+        add(
+            dx.ROW_STRIDE,
+            backward_reference(y_read, dy_read),
             "what rows read at the wrong row stride would give (N, or the other tensor's "
-            "stride, in place of each tensor's own)")
+            "stride, in place of each tensor's own)",
+        )
     return found
 
 
@@ -105,8 +125,12 @@ def misreadings(y: torch.Tensor, dy: torch.Tensor) -> list[tuple[torch.Tensor, t
             if (sy, sd) == (y_rows.stride(0), dy_rows.stride(0)):
                 continue
             try:
-                out.append((y_rows.as_strided(y_rows.shape, (sy, 1)).reshape(y.shape),
-                            dy_rows.as_strided(dy_rows.shape, (sd, 1)).reshape(y.shape)))
+                out.append(
+                    (
+                        y_rows.as_strided(y_rows.shape, (sy, 1)).reshape(y.shape),
+                        dy_rows.as_strided(dy_rows.shape, (sd, 1)).reshape(y.shape),
+                    )
+                )
             except RuntimeError:  # past the end of the storage: no such reading to offer
                 continue
     return out
@@ -136,12 +160,20 @@ def _as(t: torch.Tensor, dtype: torch.dtype, device: str) -> torch.Tensor:
     return t.to(dtype=dtype, device=device)
 
 
-def check_backward(impl, backend: Backend, y: torch.Tensor, dy: torch.Tensor, *,
-                   nan_padding: bool = True, reads_guarded: bool = True,
-                   misread: list[tuple[torch.Tensor, torch.Tensor]] = ()) -> None:
+def check_backward(
+    impl,
+    backend: Backend,
+    y: torch.Tensor,
+    dy: torch.Tensor,
+    *,
+    nan_padding: bool = True,
+    reads_guarded: bool = True,
+    misread: list[tuple[torch.Tensor, torch.Tensor]] = (),
+) -> None:
     got = impl.softmax_backward(y, dy)
     expect_close(
-        got, round_to(backward_reference(y, dy), dy.dtype, backend),
+        got,
+        round_to(backward_reference(y, dy), dy.dtype, backend),
         what=f"dx for {str(dy.dtype).removeprefix('torch.')} y and dy of shape {tuple(y.shape)}",
         tol=_tol(dy.dtype),
         suspects=suspects(y, dy, backend, nan_padding=nan_padding, misread=misread),

@@ -141,41 +141,62 @@ def suspects(x: torch.Tensor, backend: Backend, flat: torch.Tensor | None) -> li
         found.append(Suspect(diagnosis, round_to(value.reshape(x.shape), x.dtype, backend), story))
 
     for block in BLOCKS:
-        add("neg-inf-start", nan_rows(rows, block, per_lane=False),
-            f"NaN in the rows whose first block (of {block}) is all -inf: exp(-inf - -inf)")
-        add("neg-inf-start", nan_rows(rows, block, per_lane=True),
+        add(
+            "neg-inf-start",
+            nan_rows(rows, block, per_lane=False),
+            f"NaN in the rows whose first block (of {block}) is all -inf: exp(-inf - -inf)",
+        )
+        add(
+            "neg-inf-start",
+            nan_rows(rows, block, per_lane=True),
             f"NaN in the rows where a lane of the first block (of {block}) is -inf: "
-            "exp(-inf - -inf) in a lane whose running max is still -inf")
+            "exp(-inf - -inf) in a lane whose running max is still -inf",
+        )
     for block in BLOCKS:
-        add("online-rescale", unrescaled_softmax(rows, block),
+        add(
+            "online-rescale",
+            unrescaled_softmax(rows, block),
             f"a running sum (blocks of {block}) not rescaled by exp(m_old - m_new) when the "
-            "max grew")
-        add("online-rescale", unrescaled_lanes_softmax(rows, block),
-            f"per-lane running sums (blocks of {block}) not rescaled when a lane's max grew")
+            "max grew",
+        )
+        add(
+            "online-rescale",
+            unrescaled_lanes_softmax(rows, block),
+            f"per-lane running sums (blocks of {block}) not rescaled when a lane's max grew",
+        )
     for block in BLOCKS:
-        add("padding-neg-inf", zero_padded_softmax(rows, block),
+        add(
+            "padding-neg-inf",
+            zero_padded_softmax(rows, block),
             f"a softmax whose padded lanes (blocks of {block}) were 0: they entered the max "
-            "and the sum")
+            "and the sum",
+        )
     for block in BLOCKS:
         if 0 < n // block * block < n:
-            add("loop-bound", truncated_stats_softmax(rows, block),
+            add(
+                "loop-bound",
+                truncated_stats_softmax(rows, block),
                 f"max and sum over the first {n // block} full blocks of {block} only: the "
-                "last, partial block was skipped")
+                "last, partial block was skipped",
+            )
     if flat is not None:
-        add(dx.ROW_STRIDE, softmax_reference(flat.reshape(-1, n)),
-            "what rows read N elements apart would give: the row stride is not N here")
+        add(
+            dx.ROW_STRIDE,
+            softmax_reference(flat.reshape(-1, n)),
+            "what rows read N elements apart would give: the row stride is not N here",
+        )
     return found
 
 
 def _rows_close(got: torch.Tensor, want: torch.Tensor, tol: Tolerance) -> torch.Tensor:
     """Per row: every value within tolerance (NaN where the other is NaN counts as equal)."""
-    close = torch.isclose(got.double(), want.double(), atol=tol.atol, rtol=tol.rtol,
-                          equal_nan=True)
+    close = torch.isclose(got.double(), want.double(), atol=tol.atol, rtol=tol.rtol, equal_nan=True)
     return close.all(-1)
 
 
-def loop_bound_evidence(y: torch.Tensor, x: torch.Tensor, backend: Backend,
-                        tol: Tolerance) -> str | None:
+def loop_bound_evidence(
+    y: torch.Tensor, x: torch.Tensor, backend: Backend, tol: Tolerance
+) -> str | None:
     """For some block size B: every row right (or right for the truncated statistics) on its
     first N // B * B columns, and the columns past them wrong: a loop that stops before the
     last, partial block, in pass 2 (the tail never written) or in both passes."""
@@ -189,12 +210,15 @@ def loop_bound_evidence(y: torch.Tensor, x: torch.Tensor, backend: Backend,
             continue
         trunc = round_to(truncated_stats_softmax(rows, block), x.dtype, backend).double()
         head_ok = _rows_close(got[:, :k], ref[:, :k], tol) | _rows_close(
-            got[:, :k], trunc[:, :k], tol)
+            got[:, :k], trunc[:, :k], tol
+        )
         tail_ok = _rows_close(got[:, k:], ref[:, k:], tol)
         if head_ok.all() and not tail_ok.all():
-            return (f"Columns 0..{k - 1} are right and columns {k}..{n - 1} are not: with "
-                    f"BLOCK_SIZE = {block}, {k} = (N // BLOCK_SIZE) * BLOCK_SIZE. The loop "
-                    "stops before the last, partial block.")
+            return (
+                f"Columns 0..{k - 1} are right and columns {k}..{n - 1} are not: with "
+                f"BLOCK_SIZE = {block}, {k} = (N // BLOCK_SIZE) * BLOCK_SIZE. The loop "
+                "stops before the last, partial block."
+            )
     return None
 
 
@@ -231,26 +255,37 @@ def make_rows(kinds: list[int], n: int, seed: int) -> torch.Tensor:
     return torch.stack(out)
 
 
-def _on(rows: torch.Tensor, shape: tuple[int, ...], dtype: torch.dtype,
-        device: str) -> torch.Tensor:
+def _on(
+    rows: torch.Tensor, shape: tuple[int, ...], dtype: torch.dtype, device: str
+) -> torch.Tensor:
     return rows.reshape(shape).to(dtype=dtype, device=device)
 
 
-def check_softmax(impl, backend: Backend, x: torch.Tensor, *, reads_guarded: bool = True,
-                  flat: torch.Tensor | None = None) -> None:
+def check_softmax(
+    impl,
+    backend: Backend,
+    x: torch.Tensor,
+    *,
+    reads_guarded: bool = True,
+    flat: torch.Tensor | None = None,
+) -> None:
     """softmax_online(x) against the reference; on a mismatch, name the mistake if one fits."""
     tol = _tol(x.dtype)
     y = impl.softmax_online(x)
     what = f"output for a {str(x.dtype).removeprefix('torch.')} x of shape {tuple(x.shape)}"
     try:
         expect_close(
-            y, round_to(softmax_reference(x.reshape(-1, x.shape[-1])).reshape(x.shape),
-                        x.dtype, backend),
-            what=what, tol=tol,
+            y,
+            round_to(
+                softmax_reference(x.reshape(-1, x.shape[-1])).reshape(x.shape), x.dtype, backend
+            ),
+            what=what,
+            tol=tol,
             suspects=suspects(x, backend, flat),
             fp32_rerun=lambda: impl.softmax_online(x.float()),
-            fp32_expected=softmax_reference(x.reshape(-1, x.shape[-1]).float()).reshape(
-                x.shape).float(),
+            fp32_expected=softmax_reference(x.reshape(-1, x.shape[-1]).float())
+            .reshape(x.shape)
+            .float(),
             reads_guarded=reads_guarded,
         )
     except DrillFailure as failure:
@@ -289,8 +324,9 @@ def test_fp32_rows_with_neg_inf(impl, backend):
 def test_bf16_long_rows_3d(impl, backend):
     # N = 4097: for BLOCK_SIZE = 4096 the last block holds one value. Leading dims (2, 3).
     kinds = [PEAK_AT_END, ORDINARY, NEGATIVE, RAMP, INF_PREFIXED, PEAK_AT_END]
-    x, _ = guarded(_on(make_rows(kinds, 4097, seed=3), (2, 3, 4097), torch.bfloat16,
-                       backend.device))
+    x, _ = guarded(
+        _on(make_rows(kinds, 4097, seed=3), (2, 3, 4097), torch.bfloat16, backend.device)
+    )
     check_softmax(impl, backend, x)
 
 
@@ -298,16 +334,18 @@ def test_fp32_strided_rows_3d(impl, backend):
     # base[..., :4501] with 64 NaN after each row: the row stride is 4565, and a load without
     # a mask reads NaN.
     kinds = [ORDINARY, NEGATIVE, PEAK_AT_END, RAMP]
-    x, base = row_sliced(_on(make_rows(kinds, 4501, seed=4), (2, 2, 4501), torch.float32,
-                             backend.device))
+    x, base = row_sliced(
+        _on(make_rows(kinds, 4501, seed=4), (2, 2, 4501), torch.float32, backend.device)
+    )
     flat = base.reshape(-1)[: x.numel()].reshape(x.shape)
     check_softmax(impl, backend, x, flat=flat)
 
 
 def test_bf16_strided_rows(impl, backend):
     kinds = [NEGATIVE, PEAK_AT_END, ORDINARY, INF_PREFIXED]
-    x, base = row_sliced(_on(make_rows(kinds, 4999, seed=5), (4, 4999), torch.bfloat16,
-                             backend.device))
+    x, base = row_sliced(
+        _on(make_rows(kinds, 4999, seed=5), (4, 4999), torch.bfloat16, backend.device)
+    )
     flat = base.reshape(-1)[: x.numel()].reshape(x.shape)
     check_softmax(impl, backend, x, flat=flat)
 
@@ -328,6 +366,7 @@ def test_fp32_transposed(impl, backend):
 
 def test_fp32_one_dimensional(impl, backend):
     # No leading dims at all: one row of 9999 (3 blocks of 4096).
-    x, _ = guarded(_on(make_rows([PEAK_AT_END], 9999, seed=8), (9999,), torch.float32,
-                       backend.device))
+    x, _ = guarded(
+        _on(make_rows([PEAK_AT_END], 9999, seed=8), (9999,), torch.float32, backend.device)
+    )
     check_softmax(impl, backend, x)
