@@ -55,7 +55,7 @@ class WarmChild:
             self.conn.settimeout(0.1)
         try:
             chunk = self.conn.recv(4096)
-        except (BlockingIOError, TimeoutError, socket.timeout):
+        except (BlockingIOError, TimeoutError):
             return True
         except OSError:
             return False
@@ -97,8 +97,12 @@ class WarmPool:
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
         env.pop("TRITON_INTERPRET", None)
         self.process = subprocess.Popen(
-            [self.python, "-m", "tutor.zygote", str(self.path)], stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+            [self.python, "-m", "tutor.zygote", str(self.path)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
         )
         process = self.process
 
@@ -113,8 +117,14 @@ class WarmPool:
     def up(self) -> bool:
         return self.ready.is_set() and self.process is not None and self.process.poll() is None
 
-    def start(self, args: list[str], cwd: Path, env: dict[str, str], output_write: int,
-              events_write: int | None) -> WarmChild | None:
+    def start(
+        self,
+        args: list[str],
+        cwd: Path,
+        env: dict[str, str],
+        output_write: int,
+        events_write: int | None,
+    ) -> WarmChild | None:
         """Fork a pytest run with `args`; None when the warm process cannot take it now."""
         with self.lock:
             if self.process is not None and self.process.poll() is not None:

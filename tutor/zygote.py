@@ -62,8 +62,9 @@ def serve(path: str) -> None:
     print("ready", flush=True)
     try:
         while os.getppid() == parent:
-            ready, _, _ = select.select([server, wake_read, *clients.values()], [], [],
-                                        IDLE_CHECK_S)
+            ready, _, _ = select.select(
+                [server, wake_read, *clients.values()], [], [], IDLE_CHECK_S
+            )
             for item in ready:
                 if item is server:
                     conn, _ = server.accept()
@@ -131,8 +132,9 @@ def _child(request: dict, fds: list[int], inherited: list) -> None:
     import pytest
     import torch
 
-    torch.set_num_threads(max(1, int(request["env"].get("OMP_NUM_THREADS", "0")) or
-                              (os.cpu_count() or 1)))
+    torch.set_num_threads(
+        max(1, int(request["env"].get("OMP_NUM_THREADS", "0")) or (os.cpu_count() or 1))
+    )
     code = pytest.main(request["args"])
     sys.stdout.flush()
     sys.stderr.flush()
