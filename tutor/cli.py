@@ -186,7 +186,7 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     from tutor import workspace
     from tutor.hints import HintBook
     from tutor.report import format_hint, format_run
-    from tutor.results import SETUP_ERROR
+    from tutor.results import CRASHED, SETUP_ERROR, TIMEOUT
     from tutor.runner import DEFAULT_TIMEOUT_S, Runner
 
     drill = _drill(catalogue, args.drill)
@@ -211,6 +211,13 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         view = coach.preview(drill.id, result.diagnoses[0])
     else:
         view = None
+    never_ran: list[str] = []
+    if result.status in (TIMEOUT, CRASHED):  # name the tests the run never reached
+        from tutor.collect import never_ran as missing
+        from tutor.collect import test_ids
+
+        ids = test_ids(catalogue, drill.id, args.impl, force_cpu=getattr(args, "cpu", False))
+        never_ran = missing(result, ids)
     if args.json:
         data = {
             "drill": drill.id,
@@ -235,10 +242,11 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
             "hint": asdict(view) if view else None,
             "message": result.message,
             "duration": result.duration,
+            "never_ran": never_ran,
         }
         print(json.dumps(data, indent=2))
     else:
-        print(format_run(result, book, str(catalogue.paths.root) + "/"))
+        print(format_run(result, book, str(catalogue.paths.root) + "/", never_ran))
         if view is not None:
             print()
             print(format_hint(view, drill.id, remembered=args.impl == "mine"))
@@ -270,6 +278,7 @@ def cmd_progress(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
                 d.id: {
                     **asdict(store.drill(d.id)),
                     "hints_revealed": store.drill(d.id).hints_revealed,
+                    "solved": store.drill(d.id).solved,
                 }
                 for d in catalogue.drills
                 if not d.coming
@@ -289,6 +298,7 @@ def cmd_reset(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         saved = workspace.reset(catalogue, drill)
     except workspace.WorkspaceError as exc:
         raise UsageError(str(exc)) from None
+    Coach(catalogue, store).forget_run(drill.id)  # the last run no longer describes the file
     mine = catalogue.paths.mine(drill.file)
     print(f"{mine} is the starter again." + (f" Your file was saved to {saved}." if saved else ""))
     return EXIT_OK

@@ -3,12 +3,16 @@
 Layout of `.tutor/progress.json`:
 
     {"schema": 1,
-     "drills": {"t3": {"status": "failing", "runs": 4, "passed_runs": 0,
+     "drills": {"t3": {"status": "failing", "runs": 4, "passed_runs": 0,   # the last run's verdict
                        "hints": {"padding-where": 2},        # stages revealed per diagnosis
                        "active_diagnosis": "padding-where",  # the one the next hint is about
                        "last_run": {"status": ..., "diagnoses": [...], "backend": ..., "at": ...},
-                       "solved_at": null, "solved_with_hints": null,
+                       "solved_at": null, "solved_with_hints": null,  # the first pass, kept
                        "best_bench": {"label": {"us": 12.3, "gbps": 2900, ...}}}}}
+
+`status` says how the file stands now (a drill that passed and fails again is "failing"; a reset
+makes it "not-started"); `solved_at` says it was passed once, and stays. A file that cannot be
+read is moved aside (never deleted) and the learner is told where it went.
 
 A file whose contents cannot be understood is moved aside (never deleted, never over another
 set-aside file) and the learner is told where it went; a file that cannot be read at all
@@ -52,6 +56,16 @@ class DrillProgress:
     @property
     def hints_revealed(self) -> int:
         return sum(self.hints.values())
+
+    @property
+    def solved(self) -> bool:
+        """Passed at least once (the file may fail now, or be back to its starter)."""
+        return self.status == PASSED or self.solved_at is not None
+
+    @property
+    def regressed(self) -> bool:
+        """Passed before, and the last run fails."""
+        return self.solved and self.status == FAILING
 
 
 class ProgressStore:
