@@ -4,13 +4,20 @@ References are computed here in fp64 from exactly the values the kernel loads, t
 way the backend rounds. On a mismatch each output is compared with what the classic mistakes
 would produce on the same inputs (suspects): padded lanes counted in the variance, a sum
 divided by BLOCK_N, the variance divided by N - 1, the one-pass E[x^2] - E[x]^2, statistics
-stored in the input's dtype. The inputs make each mistake visible: N is never a power of two,
-rows have a non-zero mean, one case has a mean of thousands with a spread below one, and every
-tensor sits next to NaN so a load without a mask shows.
+stored in the input's dtype, eps added outside the square root, y without the weight or the
+bias, and layer_norm's three outputs returned in another order. The inputs make each mistake
+visible: N is never a power of two, rows have a non-zero mean, one case has a mean of thousands
+with a spread below one, one has rows whose variance is far below eps, and every tensor sits
+next to NaN so a load without a mask shows.
+
+Choices: `weight-not-applied` is one id for y missing the weight, the bias or both (the affine
+step left unfinished, one ladder covers it); `outputs-swapped` is named when the three outputs,
+taken in some other order, match the reference.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -28,10 +35,14 @@ from tutor.harness import (
     row_sliced,
 )
 from tutor.harness import diagnoses as dx
+from tutor.harness.inputs import same_layout
 
 DRILL = "t3"
 
 STATS_DTYPE = "stats-dtype"
+EPS_OUTSIDE = "eps-outside-sqrt"
+OUTPUTS_SWAPPED = "outputs-swapped"
+NO_WEIGHT = "weight-not-applied"
 ROW_STRIDE = "row-stride"
 ROW_STRIDE_STORY = "what rows read N elements apart would give: the row stride is not N here"
 
@@ -101,6 +112,15 @@ def _large_mean_rows(n_rows: int, n: int, seed: int) -> torch.Tensor:
     return torch.stack(rows)
 
 
+def _tiny_variance_rows(n_rows: int, n: int, seed: int) -> torch.Tensor:
+    """Rows of spread 1e-3 around 0 (variance ~1e-6, a tenth of eps = 1e-5), every other row
+    spread 1e-4. rstd = 1/sqrt(var + eps) is then set by eps: 1/(sqrt(var) + eps) is 3 to 30
+    times larger. The mean is near 0, so fp32 x - mean loses nothing."""
+    gen = torch.Generator().manual_seed(seed)
+    scale = torch.tensor([1e-3, 1e-4]).repeat(n_rows)[:n_rows, None]
+    return scale * torch.randn(n_rows, n, generator=gen)
+
+
 def _on(device: str, dtype: torch.dtype, *tensors: torch.Tensor) -> list[torch.Tensor]:
     """Each tensor in dtype on device, inside a buffer with NaN on both sides."""
     return [guarded(t.to(device=device, dtype=dtype))[0] for t in tensors]
@@ -145,8 +165,13 @@ def layer_norm_fp64(
         var = _one_pass_var(x).double()
     else:
         var = squares / n
-    rstd = 1.0 / torch.sqrt(var + eps)
-    y = xc * rstd[..., None] * w.double() + b.double()
+    if mistake == "eps-outside":
+        rstd = 1.0 / (torch.sqrt(var) + eps)
+    else:
+        rstd = 1.0 / torch.sqrt(var + eps)
+    weight = 1.0 if mistake in ("no-weight", "no-affine") else w.double()
+    bias = 0.0 if mistake in ("no-bias", "no-affine") else b.double()
+    y = xc * rstd[..., None] * weight + bias
     return Norm(y, mean.reshape(-1), rstd.reshape(-1))
 
 
@@ -169,6 +194,10 @@ LN_MISTAKES = [
         "one-pass",
         "the variance as E[x^2] - E[x]^2 in fp32, which cancels when the mean is large",
     ),
+    (EPS_OUTSIDE, "eps-outside", "rstd as 1 / (sqrt(var) + eps): eps belongs under the root"),
+    (NO_WEIGHT, "no-weight", "(x - mean) * rstd + bias: y without the weight"),
+    (NO_WEIGHT, "no-bias", "(x - mean) * rstd * weight: y without the bias"),
+    (NO_WEIGHT, "no-affine", "(x - mean) * rstd: y without the weight and the bias"),
 ]
 
 
@@ -232,15 +261,49 @@ def expect_layer_norm(
             )
 
     checks = (check_stats, check_y) if x.dtype == torch.float32 else (check_y, check_stats)
-    for check in checks:
-        check()
+    try:
+        for check in checks:
+            check()
+    except DrillFailure as failure:
+        _name_swapped_outputs(got, ref, x.dtype, backend, stats_tol, y_tol or _tol(x.dtype))
+        raise failure
+
+
+def _name_swapped_outputs(
+    got: Norm, ref: Norm, dtype: torch.dtype, backend: Backend, stats_tol: Tolerance, y_tol
+) -> None:
+    """Raise `outputs-swapped` if the three outputs, in some other order, are all right."""
+    wants = [
+        (round_to(ref.y, dtype, backend), y_tol),
+        (ref.mean.float(), stats_tol),
+        (ref.rstd.float(), stats_tol),
+    ]
+
+    def close(value, want: torch.Tensor, tol: Tolerance) -> bool:
+        return (
+            isinstance(value, torch.Tensor)
+            and tuple(value.shape) == tuple(want.shape)
+            and torch.allclose(value.detach().float(), want.float(), atol=tol.atol, rtol=tol.rtol)
+        )
+
+    names = ("y", "mean", "rstd")
+    for order in itertools.permutations(range(3)):
+        if order == (0, 1, 2):
+            continue
+        # got[i] is what the learner returned in place i; it should be output order[i].
+        if all(close(got[i], *wants[order[i]]) for i in range(3)):
+            returned = ", ".join(names[k] for k in order)
+            raise DrillFailure(
+                OUTPUTS_SWAPPED,
+                f"layer_norm returned ({returned}): the right values in the wrong order",
+                "The tests unpack y, mean, rstd = layer_norm(x, weight, bias, eps): return "
+                "them in that order.",
+            )
 
 
 def _fp32_rerun(impl, eps: float, *tensors: torch.Tensor) -> Callable[[], torch.Tensor]:
-    """layer_norm's y on fp32 copies of the inputs (guarded like the originals)."""
-    return lambda: (
-        _layer_norm_out(impl, *_on(tensors[0].device.type, torch.float32, *tensors), eps).y
-    )
+    """layer_norm's y on fp32 copies of the inputs, laid out (strides, guards) like them."""
+    return lambda: _layer_norm_out(impl, *[same_layout(t, torch.float32) for t in tensors], eps).y
 
 
 # ----------------------------------------------------------------------------------------------
@@ -339,16 +402,35 @@ def test_layer_norm_large_mean_small_spread(impl, backend):
         ) from None
 
 
+def test_layer_norm_tiny_variance(impl, backend):
+    """Rows whose variance (1e-6, 1e-8) is far below eps = 1e-5: eps decides rstd there."""
+    rows = _tiny_variance_rows(4, 100, seed=17)
+    x, w, b = _on(backend.device, torch.float32, rows, *_params(100, seed=17))
+    got = _layer_norm_out(impl, x, w, b, 1e-5)
+    expect_layer_norm(got, x, w, b, 1e-5, backend)
+
+
 # ----------------------------------------------------------------------------------------------
 # RMSNorm
 # ----------------------------------------------------------------------------------------------
 
 
-def rms_norm_fp64(x: torch.Tensor, w: torch.Tensor, eps: float, divisor: int | None = None):
-    """x / sqrt(sum(x^2) / divisor + eps) * w in fp64; the divisor is N unless a mistake says."""
+def rms_norm_fp64(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    eps: float,
+    divisor: int | None = None,
+    mistake: str | None = None,
+):
+    """x / sqrt(sum(x^2) / divisor + eps) * w in fp64; the divisor is N unless a mistake says,
+    and `mistake` ("eps-outside", "no-weight") names what else a buggy kernel computes."""
     xd = x.double()
     mean_sq = (xd * xd).sum(-1, keepdim=True) / (divisor or x.shape[-1])
-    return xd / torch.sqrt(mean_sq + eps) * w.double()
+    if mistake == "eps-outside":
+        rstd = 1.0 / (torch.sqrt(mean_sq) + eps)
+    else:
+        rstd = 1.0 / torch.sqrt(mean_sq + eps)
+    return xd * rstd * (1.0 if mistake == "no-weight" else w.double())
 
 
 def expect_rms_norm(y, x, w, eps, backend, fp32_rerun=None, suspects_from=None) -> None:
@@ -359,7 +441,17 @@ def expect_rms_norm(y, x, w, eps, backend, fp32_rerun=None, suspects_from=None) 
             "divide-by-block",
             round_to(rms_norm_fp64(x, w, eps, _block(n)), x.dtype, backend),
             "the mean of squares taken as sum(x^2) / BLOCK_N instead of / N",
-        )
+        ),
+        Suspect(
+            EPS_OUTSIDE,
+            round_to(rms_norm_fp64(x, w, eps, mistake="eps-outside"), x.dtype, backend),
+            "x / (sqrt(mean(x^2)) + eps) * weight: eps belongs under the root",
+        ),
+        Suspect(
+            NO_WEIGHT,
+            round_to(rms_norm_fp64(x, w, eps, mistake="no-weight"), x.dtype, backend),
+            "x / sqrt(mean(x^2) + eps): y without the weight",
+        ),
     ]
     if suspects_from is not None:
         suspects.append(
@@ -381,18 +473,9 @@ def expect_rms_norm(y, x, w, eps, backend, fp32_rerun=None, suspects_from=None) 
     )
 
 
-def _rms_rerun(impl, eps: float, x: torch.Tensor, w: torch.Tensor, sliced_slack: int = 0):
-    """rms_norm on fp32 copies laid out like the originals (guarded, or row-sliced)."""
-
-    def rerun() -> torch.Tensor:
-        (w32,) = _on(x.device.type, torch.float32, w)
-        if sliced_slack:
-            x32, _ = row_sliced(x.float(), slack=sliced_slack)
-        else:
-            (x32,) = _on(x.device.type, torch.float32, x)
-        return impl.rms_norm(x32, w32, eps)
-
-    return rerun
+def _rms_rerun(impl, eps: float, x: torch.Tensor, w: torch.Tensor):
+    """rms_norm on fp32 copies laid out (strides, guards) like the originals."""
+    return lambda: impl.rms_norm(same_layout(x, torch.float32), same_layout(w, torch.float32), eps)
 
 
 # bf16 N = 100 and 33: BLOCK_N / N is 1.28 and 1.94, far from 1 in bf16 ulps.
@@ -428,5 +511,14 @@ def test_rms_norm_row_sliced_input(impl, backend):
     flat = base.reshape(-1)[: x.numel()].reshape(shape)
     y = impl.rms_norm(x, w, eps)
     expect_rms_norm(
-        y, x, w, eps, backend, fp32_rerun=_rms_rerun(impl, eps, x, w, slack), suspects_from=flat
+        y, x, w, eps, backend, fp32_rerun=_rms_rerun(impl, eps, x, w), suspects_from=flat
     )
+
+
+def test_rms_norm_tiny_rms(impl, backend):
+    """Rows whose mean square (1e-6, 1e-8) is near or below eps = 1e-6: eps decides rstd."""
+    eps = 1e-6
+    rows = _tiny_variance_rows(4, 100, seed=19)
+    x, w = _on(backend.device, torch.float32, rows, *_params(100, seed=19, with_bias=False))
+    y = impl.rms_norm(x, w, eps)
+    expect_rms_norm(y, x, w, eps, backend)
