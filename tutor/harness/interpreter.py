@@ -21,6 +21,11 @@ a test in tests/test_interpreter.py. They were written against triton 3.9's
    time raises "`_semantic` argument must be provided outside of JIT functions". This patch
    re-binds such names in the kernel's globals too, for the launch, as it does for `tl.*`.
 
+4. Loop variables. The interpreter runs `for i in range(...)` and `tl.range(...)` as Python
+   loops, so `i` is a Python int and `i.to(tl.int64)` raises "'int' object has no attribute
+   'to'". On the GPU a loop variable is an int32 scalar (int64 when a bound is): so it is here,
+   while a kernel runs (`tl.static_range` still gives Python ints, as it gives constants).
+
 What is left (bf16 kept as raw integers, fp32 -> bf16 truncation, ...) is listed in
 docs/interpreter-limits.md; `InterpreterLimit` and `is_limit` let the harness say "the
 interpreter cannot run this" instead of blaming the learner.
@@ -76,6 +81,7 @@ def install() -> None:
         ("float arguments as fp32", "_implicit_cvt", _patch_float_arguments),
         ("libdevice through numpy", "InterpreterBuilder", _patch_extern_elementwise),
         ("name-imported builtins", "_patch_lang", _patch_globals_per_launch),
+        ("loop variables as scalars", "GridExecutor", _patch_loop_variables),
     ):
         if not hasattr(interp, target):
             skipped.append(name)
@@ -276,19 +282,90 @@ def _patch_globals_per_launch(interp: Any) -> None:
     interp._patch_lang = patch_lang
 
 
+# 4. Loop variables --------------------------------------------------------------------------
+
+_launches = 0  # kernels running now (a launch inside a launch is not possible, but be exact)
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def _bound(value: Any) -> tuple[int, bool]:
+    """A loop bound as an int, and whether it is an int64 value (a wide loop variable)."""
+    import triton.language as tl
+
+    if isinstance(value, tl.constexpr):
+        value = value.value
+    if isinstance(value, tl.tensor):
+        return int(value.handle.data.squeeze()), value.dtype in (tl.int64, tl.uint64)
+    return int(value), False
+
+
+def scalar_range(arg1: Any, arg2: Any = None, step: Any = None, **options: Any) -> Any:
+    """`range` / `tl.range` whose values are int32 (or int64) scalars, as on the GPU.
+
+    Outside a launch it is Python's range. `options` (num_stages, loop_unroll_factor, ...)
+    only tune the GPU's code.
+    """
+    start, end = (0, arg1) if arg2 is None else (arg1, arg2)
+    bounds = [_bound(v) for v in (start, end, 1 if step is None else step)]
+    python_range = range(*(b for b, _ in bounds))
+    if _launches == 0:
+        return python_range
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter as interp
+
+    wide = any(w for _, w in bounds) or not all(_INT32[0] <= b <= _INT32[1] for b, _ in bounds)
+    dtype, np_dtype = (tl.int64, np.int64) if wide else (tl.int32, np.int32)
+    return (
+        tl.tensor(interp.TensorHandle(np.array([i], dtype=np_dtype), dtype), dtype)
+        for i in python_range
+    )
+
+
+def _patch_loop_variables(interp: Any) -> None:
+    import triton.language as tl
+
+    original_call = interp.GridExecutor.__call__
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        global _launches
+        _launches += 1
+        try:
+            return original_call(self, *args, **kwargs)
+        finally:
+            _launches -= 1
+
+    interp.GridExecutor.__call__ = call
+    original_patch_lang = interp._patch_lang
+
+    def patch_lang(fn: Any) -> Any:
+        scope = original_patch_lang(fn)
+        namespace = fn.__globals__
+        learners = not str(namespace.get("__name__", "")).startswith("triton.")
+        if learners and "range" not in namespace:  # a `range` of the learner's own stays
+            scope.set_attr(_Globals(namespace), "range", scalar_range)
+        # Every _patch_lang (tl.sum's helpers too) binds tl.range anew: bind it after it.
+        for lang in (tl, tl.core):
+            scope.set_attr(lang, "range", scalar_range)
+        return scope
+
+    interp._patch_lang = patch_lang
+
+
 def is_limit(exc: BaseException) -> str | None:
     """What the interpreter could not run, when `exc` (or what it wraps) says so; else None.
 
-    `InterpreterLimit` from the patches above, or a NotImplementedError the interpreter itself
-    raises ("... not supported in interpreter mode"), or a method the interpreter's builder
-    lacks (AttributeError on `InterpreterBuilder`).
+    `InterpreterLimit` from the patches above, or a NotImplementedError that the interpreter
+    itself raises ("... not supported in interpreter mode"), or a method that the interpreter's
+    builder lacks (AttributeError on `InterpreterBuilder`). A NotImplementedError from the rest
+    of triton (`tl.make_block_ptr`, removed in 3.9) is raised on a GPU too: not a limit.
     """
     seen: list[BaseException] = []
     while exc is not None and exc not in seen:
         seen.append(exc)
         if isinstance(exc, InterpreterLimit):
             return str(exc)
-        if isinstance(exc, NotImplementedError) and _raised_in_triton(exc):
+        if isinstance(exc, NotImplementedError) and raised_in(exc, "runtime/interpreter.py"):
             return str(exc).strip() or "a feature of Triton"
         if isinstance(exc, AttributeError) and "'InterpreterBuilder' object" in str(exc):
             return f"a Triton operation ({str(exc).split('attribute')[-1].strip()})"
@@ -296,8 +373,8 @@ def is_limit(exc: BaseException) -> str | None:
     return None
 
 
-def _raised_in_triton(exc: BaseException) -> bool:
-    """True when the innermost frame of `exc` is in triton's own package, not the learner's."""
+def raised_in(exc: BaseException, part: str = "") -> bool:
+    """True when the innermost frame of `exc` is in triton's package (in `part` of it if given)."""
     tb = exc.__traceback__
     if tb is None:
         return False
@@ -307,4 +384,5 @@ def _raised_in_triton(exc: BaseException) -> bool:
     if triton is None or not getattr(triton, "__file__", None):
         return False
     package = Path(triton.__file__).resolve().parent
-    return Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(package)
+    where = Path(tb.tb_frame.f_code.co_filename).resolve()
+    return where.is_relative_to(package / part if part else package)

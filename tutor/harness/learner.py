@@ -140,6 +140,15 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
             _excerpt(path, line),
             line=line,
         )
+    if isinstance(root, NotImplementedError) and interpreter.raised_in(root):
+        # Triton itself refuses the feature (tl.make_block_ptr in 3.9): a GPU's compiler
+        # reports it as a compile error, so the interpreter's run does too.
+        return DrillFailure(
+            dx.TRITON_COMPILE_ERROR,
+            f"{where}: Triton could not compile the kernel: {root}",
+            _excerpt(path, line),
+            line=line,
+        )
     if isinstance(root, NotImplementedError):
         return DrillFailure(
             dx.NOT_STARTED, f"{name} is not written yet ({where}: {root})", line=line
