@@ -8,6 +8,8 @@ CPU_TORCH ?= torch==2.13.0
 
 .PHONY: tutor test lint
 tutor: $(VENV)/.installed
+	@echo "To type tutor commands (tutor check t1, tutor --help) in a shell, run this there first:"
+	@echo "    . $(VENV)/bin/activate"
 	$(VENV)/bin/tutor
 
 test: $(VENV)/.installed

@@ -110,3 +110,26 @@ def test_missing_file_under_test_is_a_setup_error_with_its_name(course, tmp_path
     assert "tutor hint" not in out.stdout  # hints for other files are not remembered
     data = json.loads(tutor(course, "check", "t3", "--impl", str(missing), "--json").stdout)
     assert data["status"] == "setup-error" and data["diagnoses"] == ["missing-file"]
+
+
+def test_drill_ids_are_case_insensitive(course):
+    out = tutor(course, "lesson", "T1")
+    assert out.returncode == 0, out.stderr
+    assert tutor(course, "solution", "T1").returncode == 1  # locked, but found
+
+
+def test_progress_keeps_solved_apart_from_the_last_run(course):
+    from tutor.progress import ProgressStore
+
+    store = ProgressStore(course.progress_file)
+    state = store.drill("t1")
+    state.status, state.solved_at, state.last_run = (
+        "failing",
+        "2026-01-01T00:00:00",
+        {"status": "failed"},
+    )
+    store.save()
+    out = tutor(course, "progress")
+    assert "passed before, failing now" in out.stdout
+    data = json.loads(tutor(course, "progress", "--json").stdout)["drills"]["t1"]
+    assert data["solved"] is True and data["status"] == "failing"

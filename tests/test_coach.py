@@ -70,3 +70,44 @@ def test_pass_records_whether_hints_were_used(course):
 def test_unknown_diagnosis_falls_back_to_the_generic_ladder(course):
     book = HintBook(course.hints_dir, "t3")
     assert book.ladder("never-heard-of-it").diagnosis == "mismatch"
+
+
+def test_the_not_started_ladder_never_opens_the_solution(course):
+    coach = _coach(course)
+    coach.record_run(_run(FAILED, ["not-started"]))
+    total = len(HintBook(course.hints_dir, "t3").ladder("not-started").stages)
+    for _ in range(total + 1):
+        coach.reveal_next("t3")
+    assert coach.current("t3").exhausted and not coach.solution_unlocked("t3")
+    assert "<file>" not in " ".join(coach.current("t3").stages)
+    assert "<drill>" not in " ".join(coach.current("t3").stages)
+
+
+def test_a_pass_then_a_failure_is_solved_but_failing_and_reset_clears_the_run(course):
+    coach = _coach(course)
+    coach.record_run(_run(PASSED))
+    coach.record_run(_run(FAILED, ["padding-where"]))
+    state = p.ProgressStore(course.progress_file).drill("t3")
+    assert state.status == p.FAILING and state.solved and state.regressed
+    assert coach.solution_unlocked("t3")  # passed once
+    coach.forget_run("t3")
+    state = p.ProgressStore(course.progress_file).drill("t3")
+    assert state.last_run is None and state.status == p.NOT_STARTED and state.solved
+
+
+def test_stages_render_as_markdown_code_and_as_plain_text_from_one_source():
+    from tutor.hints import stage_blocks, stage_markdown
+    from tutor.report import stage_plain
+
+    stage = (
+        "Load the padded lanes as -inf:\n\n    x = tl.load(p, mask=m,\n"
+        "                other=float('-inf'))\n\nThen:\n# the sum\ns = tl.sum(x, axis=0)"
+    )
+    assert [kind for kind, _ in stage_blocks(stage)] == ["prose", "code", "prose", "code"]
+    markdown = stage_markdown(stage)
+    assert "```python\nx = tl.load(p, mask=m,\n            other=float('-inf'))\n```" in markdown
+    assert "```python\n# the sum\ns = tl.sum(x, axis=0)\n```" in markdown
+    plain = "\n".join(stage_plain(stage, "  "))
+    assert "```" not in plain and "      # the sum\n      s = tl.sum(x, axis=0)" in plain
+    prose = "q = qkv.view(T, 3, H, D)[:, 0] has strides (3*H*D, D, 1): tokens are\napart."
+    assert [kind for kind, _ in stage_blocks(prose)] == ["prose"]

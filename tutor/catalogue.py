@@ -19,6 +19,7 @@ from tutor.yamlfile import YamlFileError, line_of, load_yaml
 
 FORMAT_VERSION = 2
 _ID = re.compile(r"^[a-z][a-z0-9_-]*$")
+_FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\.py$")
 _DTYPES = {"float32", "float16", "bfloat16"}
 
 
@@ -167,8 +168,11 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
     if track not in track_ids:
         raise reader.fail(f"{what}: key 'track' names unknown track '{track}'", raw)
     file = reader.key(raw, "file", str, what)
-    if "/" in file or not file.endswith(".py"):
-        raise reader.fail(f"{what}: key 'file' must be a bare file name ending in .py", raw)
+    if not _FILE.match(file):
+        raise reader.fail(
+            f"{what}: key 'file' must be a bare file name (letters, digits, _ . -) ending in .py",
+            raw,
+        )
     functions = reader.key(raw, "functions", list, what)
     if not functions or not all(isinstance(f, str) and f.isidentifier() for f in functions):
         raise reader.fail(f"{what}: key 'functions' must list Python function names", raw)

@@ -21,21 +21,38 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import signal
 import sys
 from dataclasses import asdict
 
 from tutor import __version__
 from tutor import progress as p
-from tutor.catalogue import Catalogue, CatalogueError, load_catalogue
+from tutor.catalogue import Catalogue, load_catalogue
 from tutor.coach import Coach
-from tutor.hints import HintFileError
 from tutor.paths import CourseNotFound, CoursePaths, find_root
+from tutor.progress import ProgressError
+from tutor.yamlfile import YamlFileError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 class UsageError(Exception):
     """A bad drill id, a missing file: reported in one line, exit code 2."""
+
+
+def _seconds(text: str) -> float:
+    """A time limit: a finite number of seconds above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: the limit must be a positive number of seconds"
+        )
+    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--json", action="store_true", help="print one JSON object")
     check.add_argument(
-        "--timeout", type=float, default=None, help="seconds before the run is killed"
+        "--timeout", type=_seconds, default=None, help="seconds before the run is killed"
     )
     hint = sub.add_parser("hint", help="reveal the next hint stage for a drill")
     hint.add_argument("drill")
@@ -94,8 +111,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Stopped(Exception):
+    """SIGTERM or SIGHUP arrived: end the run in progress and leave with its exit code."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise Stopped(signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command is not None:  # the app handles its own signals (it restores the terminal)
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(signum, _stop)
+    try:
+        return _main(args)
+    except KeyboardInterrupt:
+        print("tutor: interrupted (Ctrl-C): the run in progress was stopped", file=sys.stderr)
+        return 130
+    except Stopped as exc:
+        print(f"tutor: stopped by {exc}: the run in progress was stopped", file=sys.stderr)
+        return 128 + exc.signum
+    except BrokenPipeError:
+        # The reader went away (`tutor list | head`): say nothing more, and let Python's own
+        # flush at exit find a sink instead of raising again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"tutor: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         paths = CoursePaths(find_root(args.root))
         if args.command is None:
@@ -108,14 +160,16 @@ def main(argv: list[str] | None = None) -> int:
             print(f"warning: {store.warning}", file=sys.stderr)
         handler = COMMANDS[args.command]
         return handler(args, catalogue, store)
-    except (CourseNotFound, CatalogueError, HintFileError, UsageError) as exc:
+    except (CourseNotFound, YamlFileError, ProgressError, UsageError) as exc:
         print(f"tutor: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
 
 def _drill(catalogue: Catalogue, drill_id: str):
+    """The drill named `drill_id`, in any case (`T3` is t3, as the lessons write it)."""
+    matches = [d.id for d in catalogue.drills if d.id.lower() == drill_id.lower()]
     try:
-        drill = catalogue.drill(drill_id)
+        drill = catalogue.drill(matches[0] if matches else drill_id)
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
     if drill.coming:
@@ -134,17 +188,24 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     from tutor import workspace
     from tutor.hints import HintBook
     from tutor.report import format_hint, format_run
-    from tutor.results import SETUP_ERROR
+    from tutor.results import CRASHED, SETUP_ERROR, TIMEOUT
     from tutor.runner import DEFAULT_TIMEOUT_S, Runner
 
     drill = _drill(catalogue, args.drill)
+    # A broken hints file is found before the run, not after it (when the run would be lost).
+    book = HintBook(catalogue.paths.hints_dir, drill.id)
+    target = catalogue.paths.resolve_impl(drill.file, args.impl)
+    if target.suffix != ".py" and not target.is_dir():
+        raise UsageError(f"{target} is not a Python file: the file under test must end in .py")
     if args.impl == "mine":
-        workspace.ensure_mine(catalogue, drill)
+        try:
+            workspace.ensure_mine(catalogue, drill)
+        except workspace.WorkspaceError as exc:
+            raise UsageError(str(exc)) from None
     runner = Runner(
         catalogue, force_cpu=getattr(args, "cpu", False), timeout=args.timeout or DEFAULT_TIMEOUT_S
     )
     result = runner.run(drill.id, args.impl)
-    book = HintBook(catalogue.paths.hints_dir, drill.id)
     coach = Coach(catalogue, store)
     if args.impl == "mine" and result.status != SETUP_ERROR:
         view = coach.record_run(result)
@@ -152,6 +213,13 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         view = coach.preview(drill.id, result.diagnoses[0])
     else:
         view = None
+    never_ran: list[str] = []
+    if result.status in (TIMEOUT, CRASHED):  # name the tests the run never reached
+        from tutor.collect import never_ran as missing
+        from tutor.collect import test_ids
+
+        ids = test_ids(catalogue, drill.id, args.impl, force_cpu=getattr(args, "cpu", False))
+        never_ran = missing(result, ids)
     if args.json:
         data = {
             "drill": drill.id,
@@ -176,10 +244,11 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
             "hint": asdict(view) if view else None,
             "message": result.message,
             "duration": result.duration,
+            "never_ran": never_ran,
         }
         print(json.dumps(data, indent=2))
     else:
-        print(format_run(result, book, str(catalogue.paths.root) + "/"))
+        print(format_run(result, book, str(catalogue.paths.root) + "/", never_ran))
         if view is not None:
             print()
             print(format_hint(view, drill.id, remembered=args.impl == "mine"))
@@ -211,6 +280,7 @@ def cmd_progress(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
                 d.id: {
                     **asdict(store.drill(d.id)),
                     "hints_revealed": store.drill(d.id).hints_revealed,
+                    "solved": store.drill(d.id).solved,
                 }
                 for d in catalogue.drills
                 if not d.coming
@@ -226,7 +296,11 @@ def cmd_reset(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     from tutor import workspace
 
     drill = _drill(catalogue, args.drill)
-    saved = workspace.reset(catalogue, drill)
+    try:
+        saved = workspace.reset(catalogue, drill)
+    except workspace.WorkspaceError as exc:
+        raise UsageError(str(exc)) from None
+    Coach(catalogue, store).forget_run(drill.id)  # the last run no longer describes the file
     mine = catalogue.paths.mine(drill.file)
     print(f"{mine} is the starter again." + (f" Your file was saved to {saved}." if saved else ""))
     return EXIT_OK

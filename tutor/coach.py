@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from tutor import progress as p
 from tutor.catalogue import Catalogue
-from tutor.hints import HintBook
+from tutor.diagnoses import NOT_STARTED
+from tutor.hints import HintBook, Ladder, fill
 from tutor.results import RunResult
 
 
@@ -22,8 +23,13 @@ class HintView:
     drill: str
     diagnosis: str
     title: str
-    stages: tuple[str, ...]  # the revealed stages, in order
+    stages: tuple[str, ...]  # the revealed stages, in order, placeholders filled in
     exhausted: bool  # every stage is out
+
+    @property
+    def opens_solution(self) -> bool:
+        """Whether this ladder, once exhausted, opens the solution (not-started never does)."""
+        return self.diagnosis != NOT_STARTED
 
 
 class Coach:
@@ -55,8 +61,7 @@ class Coach:
             state.status = p.PASSED
             state.active_diagnosis = None
         else:
-            if state.status != p.PASSED:
-                state.status = p.FAILING
+            state.status = p.FAILING  # a pass before is kept in solved_at
             state.active_diagnosis = result.diagnoses[0] if result.diagnoses else None
             if state.active_diagnosis and not state.hints.get(state.active_diagnosis):
                 state.hints[state.active_diagnosis] = 1
@@ -70,17 +75,27 @@ class Coach:
             return None
         ladder = self.book(drill_id).ladder(diagnosis)
         shown = min(state.hints.get(diagnosis, 0), len(ladder.stages))
+        return self._view(drill_id, diagnosis, ladder, shown)
+
+    def _view(self, drill_id: str, diagnosis: str, ladder: Ladder, shown: int) -> HintView:
+        try:
+            file = self.catalogue.drill(drill_id).file
+        except KeyError:
+            file = "<file>"
+        stages = tuple(fill(stage, drill_id, file) for stage in ladder.stages[:shown])
         return HintView(
-            drill_id, diagnosis, ladder.title, ladder.stages[:shown], shown >= len(ladder.stages)
+            drill_id,
+            diagnosis,
+            fill(ladder.title, drill_id, file),
+            stages,
+            shown >= len(ladder.stages),
         )
 
     def preview(self, drill_id: str, diagnosis: str) -> HintView:
         """The first stage for `diagnosis`, shown for a file other than the learner's own and
         remembered nowhere."""
         ladder = self.book(drill_id).ladder(diagnosis)
-        return HintView(
-            drill_id, ladder.diagnosis, ladder.title, ladder.stages[:1], len(ladder.stages) <= 1
-        )
+        return self._view(drill_id, ladder.diagnosis, ladder, 1)
 
     def reveal_next(self, drill_id: str) -> HintView | None:
         """Reveal one more stage of the active diagnosis (none when there is no failure)."""
@@ -93,8 +108,28 @@ class Coach:
         self.store.save()
         return self.current(drill_id)
 
+    def forget_run(self, drill_id: str) -> None:
+        """The learner's file went back to its starter: the last run no longer describes it.
+        Runs counted, hints revealed and a pass (solved_at) are kept."""
+        if not self.store.path.exists():
+            return
+        with self.store.update() as store:  # under the lock: a run finishing now loses nothing
+            state = store.drills.get(drill_id)
+            if state is not None:
+                state.status = p.NOT_STARTED
+                state.last_run = None
+                state.active_diagnosis = None
+
     def solution_unlocked(self, drill_id: str) -> bool:
-        """The solution is shown after a pass, or once the last stage of a hint is out."""
-        state = self.store.drill(drill_id)
-        view = self.current(drill_id)
-        return state.status == p.PASSED or (view is not None and view.exhausted)
+        """The solution opens after a pass, or once the last stage of a real mistake's ladder
+        is out; the not-started ladder (an untouched starter) never opens it."""
+        state = self.store.drills.get(drill_id)
+        if state is None:
+            return False
+        if state.solved:
+            return True
+        book = self.book(drill_id)
+        return any(
+            diagnosis != NOT_STARTED and shown >= len(book.ladder(diagnosis).stages)
+            for diagnosis, shown in state.hints.items()
+        )

@@ -22,6 +22,7 @@ INTERPRETER_LIMIT = "interpreter-limit"
 CUDA_ERROR = "cuda-error"
 KERNEL_HANG = "kernel-hang"
 PROCESS_CRASHED = "process-crashed"
+OUT_OF_MEMORY = "out-of-memory"
 BF16_NO_UPCAST = "bf16-no-upcast"
 MISSING_MASK = "missing-mask"
 ROW_STRIDE = "row-stride"
@@ -52,6 +53,7 @@ GENERIC_RANKS: dict[str, int] = {
     CUDA_ERROR: 2,
     KERNEL_HANG: 2,
     PROCESS_CRASHED: 2,
+    OUT_OF_MEMORY: 2,
     # Patterns seen in the output when no named mistake matched.
     WRONG_SHAPE: 3,
     WRONG_DTYPE: 3,

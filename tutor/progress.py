@@ -3,23 +3,34 @@
 Layout of `.tutor/progress.json`:
 
     {"schema": 1,
-     "drills": {"t3": {"status": "failing", "runs": 4, "passed_runs": 0,
+     "drills": {"t3": {"status": "failing", "runs": 4, "passed_runs": 0,   # the last run's verdict
                        "hints": {"padding-where": 2},        # stages revealed per diagnosis
                        "active_diagnosis": "padding-where",  # the one the next hint is about
                        "last_run": {"status": ..., "diagnoses": [...], "backend": ..., "at": ...},
-                       "solved_at": null, "solved_with_hints": null,
+                       "solved_at": null, "solved_with_hints": null,  # the first pass, kept
                        "best_bench": {"label": {"us": 12.3, "gbps": 2900, ...}}}}}
 
-A file that cannot be read is moved aside (never deleted) and the learner is told where it went.
+`status` says how the file stands now (a drill that passed and fails again is "failing"; a reset
+makes it "not-started"); `solved_at` says it was passed once, and stays. A file that cannot be
+read is moved aside (never deleted) and the learner is told where it went.
+
+A file whose contents cannot be understood is moved aside (never deleted, never over another
+set-aside file) and the learner is told where it went; a file that cannot be read at all
+(permissions, a folder in its place) is reported and left where it is. Every change goes
+through `update()`, which holds a lock on .tutor/progress.lock while it reads, changes and
+writes, so runs finishing at once (the app and several `tutor check`s) lose no update.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +57,16 @@ class DrillProgress:
     def hints_revealed(self) -> int:
         return sum(self.hints.values())
 
+    @property
+    def solved(self) -> bool:
+        """Passed at least once (the file may fail now, or be back to its starter)."""
+        return self.status == PASSED or self.solved_at is not None
+
+    @property
+    def regressed(self) -> bool:
+        """Passed before, and the last run fails."""
+        return self.solved and self.status == FAILING
+
 
 class ProgressStore:
     """Load, change and save the progress file. `warning` says if a corrupt file was set aside."""
@@ -62,19 +83,15 @@ class ProgressStore:
         if not self.path.exists():
             return
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-            if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-                raise ValueError(
-                    f"unknown schema {data.get('schema') if isinstance(data, dict) else data!r}"
-                )
-            known = set(DrillProgress.__dataclass_fields__)
-            for drill_id, raw in data.get("drills", {}).items():
-                self.drills[drill_id] = DrillProgress(
-                    **{k: v for k, v in raw.items() if k in known}
-                )
-        except (ValueError, TypeError, AttributeError, OSError) as exc:
-            aside = self.path.with_name(
-                f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}"
+            text = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise ProgressError(f"{self.path} cannot be read ({reason}): fix or remove it") from exc
+        try:
+            self.drills = _parse(text)
+        except (ValueError, TypeError, AttributeError) as exc:
+            aside = _free_name(
+                self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
             )
             os.replace(self.path, aside)
             self.drills = {}
@@ -82,6 +99,19 @@ class ProgressStore:
                 f"{self.path} could not be read ({exc}); it was moved to {aside} and "
                 "progress starts afresh"
             )
+
+    @contextmanager
+    def update(self) -> Iterator[ProgressStore]:
+        """Read, change and write the file under a lock: `with store.update(): ...`."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_name("progress.lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                self.reload()
+                yield self
+                self.save()
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
 
     def drill(self, drill_id: str) -> DrillProgress:
         return self.drills.setdefault(drill_id, DrillProgress())
@@ -100,6 +130,59 @@ class ProgressStore:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+
+
+class ProgressError(Exception):
+    """The progress file exists but cannot be read; the message says what to do."""
+
+
+def _parse(text: str) -> dict[str, DrillProgress]:
+    """The drills of a progress file; ValueError or TypeError for anything not of its shape."""
+    data = json.loads(text)
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise ValueError(
+            f"unknown schema {data.get('schema') if isinstance(data, dict) else data!r}"
+        )
+    drills = data.get("drills", {})
+    if not isinstance(drills, dict):
+        raise ValueError("'drills' is not a mapping")
+    found = {}
+    for drill_id, raw in drills.items():
+        if not isinstance(raw, dict):
+            raise ValueError(f"drill {drill_id!r} is not a mapping")
+        state = DrillProgress(**{k: v for k, v in raw.items() if k in _FIELD_TYPES})
+        for name, kinds in _FIELD_TYPES.items():
+            value = getattr(state, name)
+            if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+                raise TypeError(f"drill {drill_id!r}: {name} is {type(value).__name__}")
+        if not all(isinstance(k, str) and type(v) is int for k, v in state.hints.items()):
+            raise TypeError(f"drill {drill_id!r}: hints must map diagnosis ids to counts")
+        found[drill_id] = state
+    return found
+
+
+# What each field of a drill's progress may hold (None where it is optional).
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "status": (str,),
+    "runs": (int,),
+    "passed_runs": (int,),
+    "hints": (dict,),
+    "active_diagnosis": (str, type(None)),
+    "last_run": (dict, type(None)),
+    "solved_at": (str, type(None)),
+    "solved_with_hints": (bool, type(None)),
+    "best_bench": (dict,),
+}
+assert set(_FIELD_TYPES) == {f.name for f in fields(DrillProgress)}
+
+
+def _free_name(path: Path) -> Path:
+    """`path`, or `path-2`, `path-3`, ... : the first name no file has yet."""
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}-{n}")
+    return candidate
 
 
 def now() -> str:

@@ -8,11 +8,12 @@ import textwrap
 from tutor import progress as p
 from tutor.catalogue import Catalogue
 from tutor.coach import HintView
-from tutor.hints import HintBook
+from tutor.hints import HintBook, stage_blocks
 from tutor.results import RunResult
 
 MAX_FAILED_SHOWN = 6
 STATUS_MARK = {p.NOT_STARTED: " ", p.FAILING: "✗", p.PASSED: "✓"}
+REGRESSED_MARK = "!"
 
 
 def _width() -> int:
@@ -34,14 +35,32 @@ def _wrapped(text: str, indent: str) -> list[str]:
     return out
 
 
+def stage_plain(stage: str, indent: str) -> list[str]:
+    """A hint stage as plain lines: prose wrapped to the terminal, code kept as written."""
+    lines: list[str] = []
+    for kind, block in stage_blocks(stage):
+        if lines:
+            lines.append("")
+        if kind == "code":
+            lines.extend(f"{indent}    {row}".rstrip() for row in block.splitlines())
+        else:
+            lines.extend(
+                textwrap.wrap(block, _width(), initial_indent=indent, subsequent_indent=indent)
+            )
+    return lines
+
+
 def backend_label(backend: str, device_name: str) -> str:
     return (
         "the CPU (Triton interpreter)" if backend == "cpu-interpreter" else device_name or backend
     )
 
 
-def format_run(result: RunResult, book: HintBook, root_text: str = "") -> str:
-    """What `tutor check` prints: failed tests with what differs, then the diagnosis."""
+def format_run(
+    result: RunResult, book: HintBook, root_text: str = "", never_ran: list[str] | None = None
+) -> str:
+    """What `tutor check` prints: failed tests with what differs, then the diagnosis.
+    `never_ran` names the tests a run cut short never finished (tutor.collect.never_ran)."""
     where = result.impl.replace(root_text, "") if root_text else result.impl
     on = f" on {backend_label(result.backend, result.device_name)}" if result.backend else ""
     lines = [f"{result.drill}: {where}{on}"]
@@ -58,8 +77,12 @@ def format_run(result: RunResult, book: HintBook, root_text: str = "") -> str:
     passed = sum(t.outcome == "passed" for t in result.tests)
     skipped = sum(t.outcome == "skipped" for t in result.tests)
     counts = f"{passed} passed, {len(failed)} failed" + (f", {skipped} skipped" if skipped else "")
-    if result.tests:
+    if never_ran:
+        counts += f", {len(never_ran)} never ran"
+    if result.tests or never_ran:
         lines.append(f"{counts} in {result.duration:.1f} s")
+    if never_ran:
+        lines.extend(_wrapped("Never ran (the run was cut short): " + ", ".join(never_ran), "  "))
     if result.message:
         lines.append(f"Run {result.status}: {result.message}")
     if result.passed:
@@ -84,11 +107,16 @@ def format_hint(view: HintView | None, drill_id: str, remembered: bool = True) -
         )
     lines = [f"Hint — {view.title} ({view.diagnosis})"]
     for number, stage in enumerate(view.stages, start=1):
-        body = _wrapped(stage, "     ")
+        body = stage_plain(stage, "     ")
         lines.append(f"  {number}. " + (body[0].strip() if body else ""))
         lines.extend(body[1:])
     if not remembered:
         lines.append("(Only the first hint is shown for files other than your own.)")
+    elif view.exhausted and not view.opens_solution:
+        lines.append(
+            f"That was the last hint for an untouched starter: write your kernel, then "
+            f"`tutor check {drill_id}`."
+        )
     elif view.exhausted:
         lines.append(f"That was the last hint: `tutor solution {drill_id}` shows the reference.")
     else:
@@ -102,25 +130,51 @@ def format_list(catalogue: Catalogue, store: p.ProgressStore) -> str:
         lines.append(f"{track.id}  {track.title}")
         for drill in catalogue.in_track(track.id):
             state = store.drill(drill.id)
-            mark = "…" if drill.coming else STATUS_MARK.get(state.status, "?")
+            mark = "…" if drill.coming else _mark(state)
             note = "coming soon" if drill.coming else status_words(state)
             lines.append(f"  [{mark}] {drill.id:<4} {drill.title:<38} {note}")
     return "\n".join(lines)
 
 
+def _mark(state: p.DrillProgress) -> str:
+    if state.regressed:
+        return REGRESSED_MARK
+    return STATUS_MARK[p.PASSED] if state.solved else STATUS_MARK.get(state.status, "?")
+
+
 def status_words(state: p.DrillProgress) -> str:
+    """The drill in a few words: whether it was solved, and how its last run went."""
+    if state.regressed:
+        return "passed before, failing now"
     if state.status == p.PASSED:
         return "passed" + (" with hints" if state.solved_with_hints else " without hints")
+    if state.solved:
+        return "passed before, reset"
     if state.status == p.FAILING:
         return "failing"
     return "not started"
 
 
+def _solved_words(state: p.DrillProgress) -> str:
+    if not state.solved:
+        return "no"
+    return "yes, with hints" if state.solved_with_hints else "yes, no hints"
+
+
+def _last_run_words(state: p.DrillProgress) -> str:
+    if not state.last_run:
+        return "—"
+    return str(state.last_run.get("status", "—"))
+
+
 def format_progress(catalogue: Catalogue, store: p.ProgressStore) -> str:
     playable = [d for d in catalogue.drills if not d.coming]
-    done = sum(store.drill(d.id).status == p.PASSED for d in playable)
+    done = sum(store.drill(d.id).solved for d in playable)
     lines = [f"{done} of {len(playable)} drills passed", ""]
-    lines.append(f"  {'drill':<6}{'status':<24}{'runs':>5}{'hints':>7}  best bench")
+    lines.append(
+        f"  {'drill':<6}{'status':<28}{'solved':<17}{'last run':<10}{'runs':>5}{'hints':>7}"
+        "  best bench"
+    )
     for drill in playable:
         state = store.drill(drill.id)
         bench = (
@@ -131,7 +185,7 @@ def format_progress(catalogue: Catalogue, store: p.ProgressStore) -> str:
             or "—"
         )
         lines.append(
-            f"  {drill.id:<6}{status_words(state):<24}{state.runs:>5}"
-            f"{state.hints_revealed:>7}  {bench}"
+            f"  {drill.id:<6}{status_words(state):<28}{_solved_words(state):<17}"
+            f"{_last_run_words(state):<10}{state.runs:>5}{state.hints_revealed:>7}  {bench}"
         )
     return "\n".join(lines)

@@ -10,6 +10,7 @@ from tutor.states import Outcome, RunStatus
 PASSED = RunStatus.PASSED
 FAILED = RunStatus.FAILED
 TIMEOUT = RunStatus.TIMEOUT
+OUT_OF_MEMORY = RunStatus.OUT_OF_MEMORY
 CRASHED = RunStatus.CRASHED
 COLLECTION_ERROR = RunStatus.COLLECTION_ERROR
 SETUP_ERROR = RunStatus.SETUP_ERROR

@@ -19,9 +19,20 @@ from tutor import diagnoses as dx
 from tutor import results as r
 from tutor.catalogue import Catalogue
 from tutor.events import Event, Fold, decode
-from tutor.supervisor import CANCELLED, EVENTS_PATH, NOT_STARTED, TIMED_OUT, Ended, supervise
+from tutor.supervisor import (
+    CANCELLED,
+    EVENTS_PATH,
+    NOT_STARTED,
+    OUT_OF_MEMORY,
+    STARTUP_TIMEOUT_S,
+    TIMED_OUT,
+    Ended,
+    default_memory_limit,
+    supervise,
+)
 
 DEFAULT_TIMEOUT_S = 120.0  # the CPU interpreter plus a first JIT compile fit well inside this
+CHILD_GRACE_S = 30.0  # the child's own deadline comes this long after the tutor's
 OUTPUT_TAIL = 6000
 
 EventCallback = Callable[[Event], None]
@@ -37,11 +48,13 @@ class Runner:
         force_cpu: bool = False,
         timeout: float = DEFAULT_TIMEOUT_S,
         python: str = sys.executable,
+        memory_limit: int | None = None,
     ) -> None:
         self.catalogue = catalogue
         self.force_cpu = force_cpu
         self.timeout = timeout
         self.python = python
+        self.memory_limit = default_memory_limit() if memory_limit is None else memory_limit
 
     def command(self, drill_id: str, impl: str, events_path: str) -> list[str]:
         drill = self.catalogue.drill(drill_id)
@@ -54,6 +67,10 @@ class Runner:
             "-p",
             "tutor.pytest_events",
             f"--tutor-events={events_path}",
+            "-p",
+            "tutor.child_guard",
+            # The child ends itself too, should the tutor die before it can end the run.
+            f"--tutor-deadline={STARTUP_TIMEOUT_S + self.timeout + CHILD_GRACE_S:.0f}",
             f"--impl={impl}",
             "-q",
             "--no-header",
@@ -81,6 +98,9 @@ class Runner:
         if not paths.test_file(drill.file).is_file():
             result.message = f"{paths.test_file(drill.file)} does not exist"
             return result
+        if impl_path.is_dir():
+            result.message = f"{impl_path} is a directory, not a Python file"
+            return result
         if not impl_path.is_file():
             result.message = f"{impl_path} does not exist"
             result.diagnoses = [dx.MISSING_FILE]
@@ -97,12 +117,13 @@ class Runner:
             cancel=cancel,
             on_output=collector.feed_output,
             on_events=collector.feed_events,
+            memory_limit=self.memory_limit,
         )
         result.duration = round(time.monotonic() - started, 2)
         if ended.how == NOT_STARTED:
             result.message = ended.error
             return result
-        collector.finish(ended, self.timeout)
+        collector.finish(ended, self.timeout, self.memory_limit)
         return result
 
 
@@ -129,7 +150,7 @@ class _Collector:
             if self.on_event is not None:
                 self.on_event(event)
 
-    def finish(self, ended: Ended, timeout: float) -> None:
+    def finish(self, ended: Ended, timeout: float, memory_limit: int) -> None:
         fold, result = self.fold, self.fold.result
         returncode = ended.returncode
         result.output = self.output.decode("utf-8", "replace")[-OUTPUT_TAIL:]
@@ -137,6 +158,13 @@ class _Collector:
         hung = fold.running.split("::")[-1] if fold.running else None
         if ended.how == CANCELLED:
             result.status, result.message = r.CANCELLED, "replaced by a newer run"
+        elif ended.how == TIMED_OUT and ended.timed == "start-up":
+            result.status = r.TIMEOUT
+            result.message = (
+                f"the tests did not start within {STARTUP_TIMEOUT_S:.0f} s: importing your file "
+                "(or torch and triton) hangs, or the machine is very busy"
+            )
+            found.append(dx.KERNEL_HANG)
         elif ended.how == TIMED_OUT:
             result.status = r.TIMEOUT
             result.message = (
@@ -145,6 +173,16 @@ class _Collector:
                 + ": a kernel that never finishes, or a very slow one"
             )
             found.append(dx.KERNEL_HANG)
+        elif ended.how == OUT_OF_MEMORY:
+            result.status = r.OUT_OF_MEMORY
+            result.message = (
+                f"stopped when the run held {ended.peak_rss / 2**30:.1f} GiB of memory, past its "
+                f"limit of {memory_limit / 2**30:.1f} GiB"
+                + (f", while running {hung}" if hung else "")
+                + ": something allocates far more than the test's tensors need "
+                "(set TUTOR_MEMORY_LIMIT_MB to change the limit)"
+            )
+            found.append(dx.OUT_OF_MEMORY)
         elif returncode < 0 or (not fold.session_ended and returncode != 0):
             result.status = r.CRASHED
             result.message = f"the test process died ({ended.description})" + (

@@ -20,6 +20,7 @@ class RunStatus(_Word):
     PASSED = "passed"  # every test passed
     FAILED = "failed"  # some tests failed; see their diagnoses
     TIMEOUT = "timeout"  # killed at the time limit (a kernel that never ends)
+    OUT_OF_MEMORY = "out-of-memory"  # killed past the memory limit
     CRASHED = "crashed"  # the child died by a signal (segfault, abort) or without reporting
     COLLECTION_ERROR = "collection-error"  # the test file itself could not be collected
     SETUP_ERROR = "setup-error"  # no drill test file, pytest missing, a bad option
@@ -54,6 +55,7 @@ _LABELS = {
     RunStatus.PASSED: "passed",
     RunStatus.FAILED: "failed",
     RunStatus.TIMEOUT: "timed out",
+    RunStatus.OUT_OF_MEMORY: "stopped: out of memory",
     RunStatus.CRASHED: "crashed",
     RunStatus.COLLECTION_ERROR: "the tests could not be collected",
     RunStatus.SETUP_ERROR: "could not run",

@@ -1,4 +1,4 @@
-"""The one way the tutor runs a child process: its own process group, a time limit, cancel.
+"""The one way the tutor runs a child process: its own group, time and memory limits, cancel.
 
 Both the test runner and the bench start their child through `supervise`:
 
@@ -6,13 +6,22 @@ Both the test runner and the bench start their child through `supervise`:
                       cwd=root, env=env, timeout=120, cancel=event,
                       on_output=collect, on_events=fold)
 
-- the child starts in a new session (its own process group), with no standard input;
+- the child starts in a new session (its own process group), with no standard input, and with
+  `TUTOR_RUN_ID` in its environment: every process it starts inherits the mark, so even one
+  that leaves the group (`start_new_session=True`) is found and ended with the run;
 - its output (stdout and stderr together) and, when `on_events` is given, a pipe of its own
   (named in the command by the placeholder EVENTS_PATH) are read as they come and handed to the
   callbacks, in the calling thread;
-- at the time limit, or when `cancel` is set, the whole group is killed; once the child has
-  ended, whatever it left behind in its group is killed too, so nothing of a run stays;
+- the time limit counts from the first event when `on_events` is given (so importing torch
+  and triton, slow on a busy machine, is not charged to the learner's kernel; start-up has its
+  own, longer limit), else from the start;
+- past the time limit, past the memory limit (the resident memory of every process of the run,
+  added up), when `cancel` is set, or when the caller is interrupted (Ctrl-C), the run is
+  ended; once the child has ended, whatever it left behind is ended too;
 - the result says how it ended and with which return code (`describe_exit` puts that in words).
+
+If the tutor itself dies (SIGKILL), the child's own guard (tutor.child_guard) sees its parent
+gone and ends the run from the inside.
 """
 
 from __future__ import annotations
@@ -23,24 +32,41 @@ import signal
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 EXITED, TIMED_OUT, CANCELLED, NOT_STARTED = "exited", "timeout", "cancelled", "not-started"
+OUT_OF_MEMORY = "out-of-memory"
 # After the child exits, its pipes may stay open in a grandchild: wait this long, then stop.
 PIPE_GRACE_S = 0.5
+POLL_S = 0.05  # also how often the run's memory is read: a fast allocation overshoots little
+STARTUP_TIMEOUT_S = 180.0  # python, torch and triton imports on a busy 2-core machine
 EVENTS_PATH = "{tutor-events-path}"  # replaced in the command by the events pipe's /dev/fd path
-POLL_S = 0.1
+RUN_ID = "TUTOR_RUN_ID"  # the environment variable that marks every process of a run
+MEMORY_FRACTION = 0.5  # the default memory limit: half the machine's memory
 
 Chunk = Callable[[bytes], None]
 
 
+def default_memory_limit() -> int:
+    """Bytes a run may hold resident: $TUTOR_MEMORY_LIMIT_MB, else half the machine's memory."""
+    explicit = os.environ.get("TUTOR_MEMORY_LIMIT_MB", "").strip()
+    if explicit:
+        return int(float(explicit) * 2**20)
+    return int(psutil.virtual_memory().total * MEMORY_FRACTION)
+
+
 @dataclass(frozen=True)
 class Ended:
-    how: str  # EXITED, TIMED_OUT, CANCELLED, or NOT_STARTED (the program could not start)
+    how: str  # EXITED, TIMED_OUT, CANCELLED, OUT_OF_MEMORY, or NOT_STARTED
     returncode: int
     error: str = ""  # why it could not start
+    peak_rss: int = 0  # the most memory the run's processes held at once, in bytes
+    timed: str = "run"  # what the time limit that stopped it was for: "run" or "start-up"
 
     @property
     def description(self) -> str:
@@ -56,8 +82,12 @@ def supervise(
     cancel: threading.Event | None = None,
     on_output: Chunk | None = None,
     on_events: Chunk | None = None,
+    memory_limit: int | None = None,
+    startup_timeout: float = STARTUP_TIMEOUT_S,
 ) -> Ended:
     """Run `cmd` to its end (or its limit) and return how it ended; see the module docstring."""
+    run_id = uuid.uuid4().hex
+    env = dict(env, **{RUN_ID: run_id})
     events_read = events_write = None
     if on_events is not None:
         events_read, events_write = os.pipe()
@@ -84,21 +114,69 @@ def supervise(
     streams = {child.stdout.fileno(): on_output}
     if events_read is not None:
         streams[events_read] = on_events
-    how = _pump(child, streams, time.monotonic() + timeout, cancel)
-    kill_group(child.pid)  # a hang, or whatever the child left running in its group
-    child.wait()
-    if events_read is not None:
-        os.close(events_read)
-    child.stdout.close()
-    return Ended(how, child.returncode)
+    watch = _Watch(
+        child,
+        run_id,
+        timeout,
+        startup_timeout if on_events else None,
+        memory_limit,
+        events_read,
+        cancel,
+    )
+    try:
+        how = _pump(child, streams, watch)
+    finally:  # also on KeyboardInterrupt: nothing of the run may outlive this call
+        end_run(child.pid, run_id)
+        child.wait()
+        if events_read is not None:
+            os.close(events_read)
+        child.stdout.close()
+    return Ended(how, child.returncode, peak_rss=watch.peak_rss, timed=watch.timed)
 
 
-def _pump(
-    child: subprocess.Popen,
-    streams: dict[int, Chunk | None],
-    deadline: float,
-    cancel: threading.Event | None,
-) -> str:
+class _Watch:
+    """The limits of one run, checked between reads."""
+
+    def __init__(
+        self,
+        child: subprocess.Popen,
+        run_id: str,
+        timeout: float,
+        startup_timeout: float | None,
+        memory_limit: int | None,
+        events_fd: int | None,
+        cancel: threading.Event | None,
+    ) -> None:
+        self.child, self.run_id, self.cancel = child, run_id, cancel
+        self.timeout, self.memory_limit, self.events_fd = timeout, memory_limit, events_fd
+        self.started = time.monotonic()
+        # Without an events pipe the limit runs from the start; with one, from its first event.
+        self.deadline = self.started + (startup_timeout if startup_timeout else timeout)
+        self.waiting_for_start = startup_timeout is not None
+        self.timed = "start-up" if self.waiting_for_start else "run"
+        self.peak_rss = 0
+
+    def first_event(self) -> None:
+        if self.waiting_for_start:
+            self.waiting_for_start = False
+            self.timed = "run"
+            self.deadline = time.monotonic() + self.timeout
+
+    def verdict(self) -> str | None:
+        """Why the run must end now, or None."""
+        if self.cancel is not None and self.cancel.is_set():
+            return CANCELLED
+        if time.monotonic() > self.deadline:
+            return TIMED_OUT
+        if self.memory_limit is not None:
+            rss = run_memory(self.child.pid)
+            self.peak_rss = max(self.peak_rss, rss)
+            if rss > self.memory_limit:
+                return OUT_OF_MEMORY
+        return None
+
+
+def _pump(child: subprocess.Popen, streams: dict[int, Chunk | None], watch: _Watch) -> str:
     selector = selectors.DefaultSelector()
     for fd, callback in streams.items():
         os.set_blocking(fd, False)
@@ -107,11 +185,10 @@ def _pump(
     exited_at: float | None = None
     try:
         while True:
-            if cancel is not None and cancel.is_set():
-                return CANCELLED
+            stop = watch.verdict()
+            if stop is not None:
+                return stop
             now = time.monotonic()
-            if now > deadline:
-                return TIMED_OUT
             if exited_at is None and child.poll() is not None:
                 exited_at = now
             if exited_at is not None and (not open_streams or now - exited_at > PIPE_GRACE_S):
@@ -121,10 +198,60 @@ def _pump(
                 if not chunk:
                     selector.unregister(key.fd)
                     open_streams -= 1
-                elif key.data is not None:
+                    continue
+                if key.fd == watch.events_fd:
+                    watch.first_event()
+                if key.data is not None:
                     key.data(chunk)
     finally:
         selector.close()
+
+
+def run_processes(leader: int, run_id: str) -> list[psutil.Process]:
+    """Every live process of a run: the leader's group, its descendants, and any process that
+    carries the run's mark in its environment (one that left the group, or was orphaned)."""
+    found: dict[int, psutil.Process] = {}
+    try:
+        root = psutil.Process(leader)
+        found[leader] = root
+        for child in root.children(recursive=True):
+            found[child.pid] = child
+    except psutil.Error:
+        pass
+    for process in psutil.process_iter():
+        if process.pid in found or process.pid == os.getpid():
+            continue
+        try:
+            if os.getpgid(process.pid) == leader or process.environ().get(RUN_ID) == run_id:
+                found[process.pid] = process
+        except (psutil.Error, OSError):
+            continue  # gone, or not ours to read
+    return list(found.values())
+
+
+def run_memory(leader: int) -> int:
+    """Resident bytes of the run's leader and its descendants (cheap enough to read often)."""
+    total = 0
+    try:
+        root = psutil.Process(leader)
+        for process in (root, *root.children(recursive=True)):
+            try:
+                total += process.memory_info().rss
+            except psutil.Error:
+                continue
+    except psutil.Error:
+        pass
+    return total
+
+
+def end_run(leader: int, run_id: str) -> None:
+    """Kill every process of the run (see `run_processes`), the group first."""
+    kill_group(leader)
+    for process in run_processes(leader, run_id):
+        try:
+            process.kill()
+        except psutil.Error:
+            pass
 
 
 def kill_group(pid: int) -> None:

@@ -3,6 +3,10 @@
 Working copies live in drills/mine/ (ignored by git), so pulling a new version of the course
 never conflicts with the learner's edits, and a reset never loses them: the old file is copied
 to .tutor/backups/<file>.<timestamp> first.
+
+The tutor's own writes never follow a symbolic link: a learner file, or a folder on the way to
+it, that is a link is refused with a message (a link could point anywhere, and the tutor may run
+as root), and nothing is written.
 """
 
 from __future__ import annotations
@@ -14,21 +18,31 @@ from pathlib import Path
 from tutor.catalogue import Catalogue, Drill
 
 
+class WorkspaceError(Exception):
+    """A learner file the tutor will not write; the message names it and says why."""
+
+
 def ensure_mine(catalogue: Catalogue, drill: Drill) -> Path:
     """The learner's file for `drill`, copied from the starter if it does not exist yet."""
     mine = catalogue.paths.mine(drill.file)
+    check_writable(mine, catalogue.paths.root)
     if not mine.exists():
+        starter = catalogue.paths.starter(drill.file)
+        if not starter.is_file():
+            raise WorkspaceError(f"{starter} is missing: the course has no starter for {drill.id}")
         mine.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(catalogue.paths.starter(drill.file), mine)
+        shutil.copyfile(starter, mine)
     return mine
 
 
 def backup(catalogue: Catalogue, drill: Drill) -> Path | None:
     """Copy the learner's file aside; returns the copy, or None when there was no file."""
     mine = catalogue.paths.mine(drill.file)
+    check_writable(mine, catalogue.paths.root)
     if not mine.exists():
         return None
     folder = catalogue.paths.backups
+    check_writable(folder, catalogue.paths.root)
     folder.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     target = folder / f"{drill.file}.{stamp}"
@@ -42,8 +56,37 @@ def backup(catalogue: Catalogue, drill: Drill) -> Path | None:
 
 def reset(catalogue: Catalogue, drill: Drill) -> Path | None:
     """Restore the pristine starter; returns where the learner's old file was backed up."""
+    starter = catalogue.paths.starter(drill.file)
+    if not starter.is_file():
+        raise WorkspaceError(f"{starter} is missing: the course has no starter for {drill.id}")
     saved = backup(catalogue, drill)
     mine = catalogue.paths.mine(drill.file)
     mine.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(catalogue.paths.starter(drill.file), mine)
+    shutil.copyfile(starter, mine)
     return saved
+
+
+def check_writable(path: Path, root: Path) -> None:
+    """Refuse `path` if it, or a folder between the course root and it, is a link or not a file.
+
+    A directory where the file should be is refused too: writing into it would fail anyway,
+    and the message says what to do.
+    """
+    try:
+        relative = path.relative_to(root)
+    except ValueError:
+        relative = None
+    parts = (
+        [root.joinpath(*relative.parts[: i + 1]) for i in range(len(relative.parts))]
+        if (relative is not None)
+        else [path]
+    )
+    for part in parts:
+        if part.is_symlink():
+            raise WorkspaceError(
+                f"{part} is a symbolic link (to {part.readlink()}): the tutor does not write "
+                "through links. Replace it with a regular file or folder (your work stays "
+                "wherever the link points)."
+            )
+    if path.exists() and not path.is_file() and path.suffix:
+        raise WorkspaceError(f"{path} is a directory, where your file should be: move it away")

@@ -12,7 +12,8 @@ silu_and_mul is the SwiGLU gate: x is [..., 2d], the first half is the gate, the
     out = silu(gate) * up,    silu(g) = g * sigmoid(g),    out is a new [..., d] tensor
 
 Replace every `# TODO` and delete the `raise NotImplementedError` lines. Run the tests with
-`tutor check f3`.
+`tutor check f3` in a shell where `. .venv/bin/activate` ran (`make` prints it), or save this
+file with the app open.
 """
 
 from __future__ import annotations
@@ -34,13 +35,10 @@ def _fused_add_rmsnorm_kernel(
     BLOCK_SIZE: tl.constexpr,
 ):
     """One program per row; the whole row (n_cols <= BLOCK_SIZE) sits in registers."""
-    # TODO: row_idx = this program's row, as int64 (row * stride can pass 2**31 elements).
-    # TODO: offsets over the block and a mask for the columns < n_cols.
-    # TODO: pointers to the start of this row in x and in residual (each has its own stride).
-    # TODO: load x and residual (other=0.0 on padded lanes), upcast to fp32, h = x + residual.
-    # TODO: store h into residual, converted to residual_ptr.dtype.element_ty.
-    # TODO: rstd from the fp32 h still in registers: 1 / sqrt(sum(h*h) / n_cols + eps).
-    # TODO: load weight, store h * rstd * weight into x (converted to x's dtype).
+    # TODO: this program's row in x and in residual (each tensor has its own row stride),
+    #       and the lanes of the block inside it.
+    # TODO: h = x + residual in fp32; residual must receive h, in residual's dtype.
+    # TODO: RMS-normalise h (which h: the fp32 one or the rounded one?) and write it into x.
     pass
 
 
@@ -54,11 +52,9 @@ def _silu_and_mul_kernel(
     BLOCK_SIZE: tl.constexpr,
 ):
     """Grid (rows, cdiv(d, BLOCK_SIZE)): one program per row and block of output columns."""
-    # TODO: row_idx from program_id(0) (int64); this block's column offsets from program_id(1).
-    # TODO: mask the columns >= d.
-    # TODO: load gate from the first half (column c) and up from the second (column d + c),
-    #       both upcast to fp32.
-    # TODO: store gate * sigmoid(gate) * up into out's row, in out's dtype.
+    # TODO: this program's row and block of output columns, and the lanes inside the row.
+    # TODO: gate and up for those columns (which half is which?), in fp32.
+    # TODO: out = silu(gate) * up, stored in out's dtype.
     pass
 
 
@@ -71,9 +67,8 @@ def fused_add_rmsnorm(
     to its dtype; the norm is computed from the fp32 h, not from that rounded copy. Rows may be
     strided (a slice of a wider buffer), but each row must be contiguous. Returns None.
     """
-    # TODO: flatten x and residual to [rows, H] with .view (not reshape: see the lesson).
-    # TODO: BLOCK_SIZE = triton.next_power_of_2(H); launch one program per row, passing each
-    #       tensor's row stride, BLOCK_SIZE and num_warps by keyword.
+    # TODO: see x and residual as rows of H without a copy (a copy would hide the writes).
+    # TODO: a block that holds a row; one program per row, each tensor's row stride passed.
     raise NotImplementedError("TODO: write fused_add_rmsnorm")
 
 
@@ -83,6 +78,6 @@ def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
     The first half is the gate (through silu = g * sigmoid(g)), the second half is up. The
     grid is (rows, cdiv(d, BLOCK)) with BLOCK = min(1024, next_power_of_2(d)).
     """
-    # TODO: flatten x to [rows, 2d]; allocate out of shape [..., d] in x's dtype.
-    # TODO: launch the 2-D grid and return out.
+    # TODO: x as rows of 2d values, and a new output of d per row in x's dtype.
+    # TODO: enough programs to cover every output column of every row.
     raise NotImplementedError("TODO: write silu_and_mul")

@@ -6,7 +6,8 @@ Write tanh through the sigmoid: tanh(z) = 2 * sigmoid(2 * z) - 1 (`tl.sigmoid`).
 The kernel sees the tensor as one flat run of n_elements values; each program handles
 BLOCK_SIZE of them, and the last program's block runs past the end, so it needs a mask.
 
-The lesson is drills/content/t1.md. Check your work with `tutor check t1`.
+The lesson is drills/content/t1.md. Check your work with `tutor check t1` (in a shell where
+`. .venv/bin/activate` ran; `make` prints it), or save this file with the app open.
 """
 
 from __future__ import annotations
@@ -22,16 +23,14 @@ NUM_WARPS = 4
 
 @triton.jit
 def _gelu_tanh_kernel(x_ptr, y_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
-    """y[i] = gelu_tanh(x[i]) for the BLOCK_SIZE elements of this program."""
-    # TODO: offsets = this program's first element (tl.program_id(0) * BLOCK_SIZE)
-    #       + tl.arange(0, BLOCK_SIZE).
-    # TODO: mask = offsets < n_elements: true for the lanes that are inside the tensor.
-    # TODO: load x with the mask, then .to(tl.float32) before any arithmetic
-    #       (bf16 has 8 bits of precision, and the CPU interpreter cannot compute in it).
-    # TODO: z = sqrt(2/pi) * (x + 0.044715 * x * x * x); sqrt(2/pi) = 0.7978845608028654.
-    # TODO: tanh_z = 2 * tl.sigmoid(2 * z) - 1.
-    # TODO: y = 0.5 * x * (1 + tanh_z); store it with the mask, converted to y's dtype:
-    #       y.to(y_ptr.dtype.element_ty).
+    """y[i] = gelu_tanh(x[i]) for the BLOCK_SIZE elements of this program.
+
+    x_ptr, y_ptr: the flat input and output (n_elements values each).
+    """
+    # TODO: which elements belong to this program, and which of them lie inside the tensor?
+    # TODO: load them and compute in float32 (what does bf16 lose in x**3?).
+    # TODO: GELU's tanh form, with tanh written through tl.sigmoid (the identity above).
+    # TODO: store in y's own dtype, touching no element past the end.
     pass
 
 
@@ -41,11 +40,7 @@ def gelu_tanh(x: torch.Tensor) -> torch.Tensor:
     x: any shape, float32 / float16 / bfloat16, contiguous or not.
     Returns a new tensor of x's shape and dtype. Compute in float32 inside the kernel.
     """
-    # TODO: x_flat = x.contiguous().view(-1): the kernel walks memory in order, so a strided
-    #       view (e.g. a transpose) must be copied first.
-    # TODO: y_flat = torch.empty_like(x_flat); n_elements = x_flat.numel().
-    # TODO: grid = (triton.cdiv(n_elements, BLOCK_SIZE),): enough programs to cover every element.
-    # TODO: launch: _gelu_tanh_kernel[grid](x_flat, y_flat, n_elements,
-    #                                       BLOCK_SIZE=BLOCK_SIZE, num_warps=NUM_WARPS)
-    # TODO: return y_flat.view(x.shape).
+    # TODO: give the kernel one flat run of elements in memory order (what about a transpose?).
+    # TODO: an output of the same size, and enough programs to cover every element.
+    # TODO: launch the kernel with BLOCK_SIZE and NUM_WARPS, and give the result x's shape.
     raise NotImplementedError("TODO: write gelu_tanh and its kernel")

@@ -5,7 +5,8 @@ into one block of BLOCK_N lanes (the power of two at or above N), reduce its sta
 and write the normalised row back in the input's dtype. LayerNorm also returns the per-row mean
 and rstd in float32, which a backward pass would reuse.
 
-Run the tests with `tutor check t3` (add --cpu to use Triton's interpreter).
+Run the tests with `tutor check t3` (add --cpu to use Triton's interpreter), in a shell where
+`. .venv/bin/activate` ran (`make` prints it), or save this file with the app open.
 """
 
 from __future__ import annotations
@@ -29,16 +30,10 @@ def _layer_norm_fwd_kernel(
     eps,
     BLOCK_N: tl.constexpr,
 ):
-    # TODO: which row is this program's? (tl.program_id(0), as int64 so row * stride cannot
-    #       overflow on big tensors)
-    # TODO: the lanes 0..BLOCK_N-1 and a mask for the ones inside the row (lane < n_cols)
-    # TODO: load the row (padded lanes as 0.0) and convert it to fp32 right away
-    # TODO: mean = sum of the row / n_cols (the true length, not BLOCK_N)
-    # TODO: x - mean, but 0 on padded lanes (tl.where): there x - mean would be -mean
-    # TODO: var = sum((x - mean)^2) / n_cols, then rstd = 1 / sqrt(var + eps)
-    # TODO: load weight and bias (fp32), y = (x - mean) * rstd * w + b
-    # TODO: store y in y's dtype (y_ptr.dtype.element_ty) with the mask; store this row's mean
-    #       and rstd at mean_ptr + row and rstd_ptr + row
+    # TODO: this program's row, and the lanes of the block that lie inside it.
+    # TODO: the row's statistics in fp32, over its N values only: what do the padded lanes
+    #       add to the variance, and what is the true length?
+    # TODO: normalise, scale and shift; store y in its dtype, and this row's mean and rstd.
     pass
 
 
@@ -53,9 +48,7 @@ def _rms_norm_fwd_kernel(
     eps,
     BLOCK_N: tl.constexpr,
 ):
-    # TODO: row, lanes and mask as in the LayerNorm kernel; load the row as fp32
-    # TODO: rstd = 1 / sqrt(sum(x^2) / n_cols + eps) (is a tl.where needed here? why not?)
-    # TODO: y = x * rstd * w, stored in y's dtype with the mask
+    # TODO: as the LayerNorm kernel, with one statistic (does padding need care here?).
     pass
 
 
@@ -72,13 +65,9 @@ def layer_norm(
     x: [..., N] float32 / bfloat16 / float16; weight, bias: [N].
     Returns y (x's shape and dtype) and mean, rstd (float32, shape [M], M = x.numel() // N).
     """
-    # TODO: check that weight and bias have shape (N,)
-    # TODO: view x as [M, N] with x.reshape(-1, N); if its last stride is not 1, make it
-    #       contiguous. Its rows may still sit further apart than N: pass x2d.stride(0).
-    # TODO: allocate y [M, N] in x's dtype, mean and rstd [M] in float32
-    # TODO: BLOCK_N = triton.next_power_of_2(N); num_warps about BLOCK_N // 256, from 1 to 16
-    # TODO: launch over a grid of (M,) programs, BLOCK_N and num_warps by keyword
-    # TODO: return y in x's shape, mean, rstd
+    # TODO: see x as M rows of N values without copying it (mind rows that sit further apart
+    #       than N), with outputs of the shapes and dtypes above.
+    # TODO: a block that holds a row, a warp count that grows with it, one program per row.
     raise NotImplementedError("TODO: write layer_norm (and its kernel)")
 
 

@@ -224,6 +224,9 @@ CASES = [
     pytest.param(24, 100, torch.float32, torch.float32, id="24x100-fp32"),
     pytest.param(20, 300, torch.bfloat16, torch.bfloat16, id="20x300-bf16"),
     pytest.param(14, 77, torch.bfloat16, torch.float32, id="14x77-bf16-fp32-weight"),
+    # More rows than a GPU kernel's programs (two per SM is 264 on an H200), so there too each
+    # program has several rows: with one row each, overwriting dw instead of adding looks right.
+    pytest.param(600, 1250, torch.float32, torch.float32, id="600x1250-fp32-many-rows"),
 ]
 
 

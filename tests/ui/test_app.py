@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 
@@ -498,7 +499,9 @@ async def test_help_lists_every_key_and_the_marks(make_app):
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
         keys = [key for key, _ in app.screen.keys]
-        assert keys == ["r", "h", "e", "w", "s", "x", "b", "n", "?", "q"]
+        assert keys == ["1", "2", "3", "tab", "l", "r", "h", "e", "w", "s", "x", "b", "n", "?", "q"]
+        words = dict(app.screen.keys)
+        assert "Lesson tab" in words["1"] and "PgDn" in words["1"]
         await pilot.press("question_mark")
         await settle(pilot)
         assert not isinstance(app.screen, HelpScreen)
@@ -511,3 +514,180 @@ async def test_q_quits(make_app):
         await pilot.press("q")
         await pilot.pause()
     assert app.return_code == 0
+
+
+async def test_keys_1_2_3_switch_tabs(make_app):
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tabs = drill_screen(app).query_one("#tabs")
+        for key, tab in (("2", "code-tab"), ("3", "bench-tab"), ("1", "lesson-tab")):
+            await pilot.press(key)
+            await settle(pilot)
+            assert tabs.active == tab
+
+
+async def test_reset_clears_the_run_and_the_drill_result(make_app, runner, recorder, small_course):
+    runner.script("a1", Scripted())
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await run_and_wait(pilot, recorder)
+        panel = drill_screen(app).query_one(RunPanel)
+        assert panel.summary_line.startswith("Passed: all 1 tests")
+        await pilot.press("x")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        assert panel.summary_line.startswith("No run yet")
+        assert drill_screen(app).query_one(StatusBar).activity == ""
+        state = ProgressStore(small_course.progress_file).drill("a1")
+        assert state.last_run is None and state.status == p.NOT_STARTED and state.solved
+
+
+async def test_a_drill_that_fails_after_a_pass_says_so(make_app, runner, recorder, small_course):
+    runner.script("a1", Scripted(), failing())
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await run_and_wait(pilot, recorder)
+        await run_and_wait(pilot, recorder, count=2)
+        screen = drill_screen(app)
+        assert screen.query_one(DrillList).marks["a1"] == marks.REGRESSED
+        assert "passed this drill before" in hint_text(app)
+        assert "Passed 1 of 3 drills" in str(screen.query_one("#progress-label").render())
+    state = ProgressStore(small_course.progress_file).drill("a1")
+    assert state.status == p.FAILING and state.regressed
+
+
+async def test_n_moves_the_status_bar_to_the_new_drill(make_app, runner, recorder):
+    runner.script("a1", failing())
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await run_and_wait(pilot, recorder)
+        status = drill_screen(app).query_one(StatusBar)
+        assert status.activity.startswith("a1: Failed")
+        await pilot.press("n")
+        await settle(pilot)
+        assert drill_screen(app).selected == "a2" and status.activity == ""
+
+
+async def test_hint_panel_never_shows_the_previous_runs_hint_during_a_run(
+    make_app, runner, recorder
+):
+    runner.script("a1", failing(), Scripted([("test_small", "passed", None)], hold_after=1))
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await run_and_wait(pilot, recorder)
+        assert TAIL_TITLE in hint_text(app)
+        await pilot.press("r")
+        await wait_until(pilot, runner.started.is_set, "the second run to stream")
+        await settle(pilot)
+        assert TAIL_TITLE not in hint_text(app) and "Tests running" in hint_text(app)
+        panel = drill_screen(app).query_one(RunPanel)
+        assert panel.summary_line.startswith("Running the tests")
+        runner.release.set()
+        await wait_until(pilot, lambda: len(recorder.of(RunFinished)) == 2, "the second run")
+        await settle(pilot)
+        assert "Passed" in hint_text(app)
+
+
+async def test_a_running_drill_shows_its_elapsed_time_and_limit(make_app, runner, recorder):
+    runner.timeout = 120.0
+    runner.script("a1", Scripted([("test_small", "passed", None)], hold_after=1))
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await wait_until(pilot, runner.started.is_set, "the run to stream")
+        panel = drill_screen(app).query_one(RunPanel)
+        await wait_until(pilot, lambda: "of the 120 s limit" in panel.summary_line, "the clock")
+        assert panel.summary_line.startswith("Running the tests… 1 done, ")
+        runner.release.set()
+
+
+async def test_a_timed_out_run_names_the_tests_it_never_ran(make_app, runner, recorder):
+    runner.script(
+        "a1",
+        Scripted([("test_small", "passed", None)], status=r.TIMEOUT, message="killed after 120 s"),
+    )
+    ids = [f"drills/tests/test_a1.py::{name}" for name in ("test_small", "test_tail", "test_2d")]
+    app = make_app(list_tests=lambda drill_id, impl: ids)
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await run_and_wait(pilot, recorder)
+        panel = drill_screen(app).query_one(RunPanel)
+        assert panel.summary_line == "Timed out: 2 of 3 tests never ran"
+        assert "Never ran: test_tail, test_2d" in str(panel.query_one("#run-failure").render())
+        assert [row.outcome for row in panel.shown.rows.values()] == [
+            "passed",
+            "not-run",
+            "not-run",
+        ]
+
+
+async def test_the_error_map_and_brackets_show_literally(make_app, runner, recorder):
+    class MapRunner:
+        def run(self, drill_id, impl="mine", *, on_event=None, cancel=None):
+            test = r.TestResult(
+                "drills/tests/test_a1.py::test_tail",
+                "failed",
+                "missing-tail-mask",
+                "dtype must be one of ['fp32', 'fp64'] [bold]not markup[/bold]",
+                where="rows 2 to 3, the last 24 columns",
+                error_map=["row 0 ....", "row 2 ..XX"],
+            )
+            return r.RunResult(drill_id, impl, r.FAILED, tests=[test], diagnoses=[test.diagnosis])
+
+    app = make_app()
+    app.services = dataclasses.replace(app.services, runner=MapRunner())
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await run_and_wait(pilot, recorder)
+        shown = str(drill_screen(app).query_one("#run-failure").render())
+        assert "['fp32', 'fp64'] [bold]not markup[/bold]" in shown and "\\'" not in shown
+        assert "Where: rows 2 to 3, the last 24 columns" in shown
+        assert "row 2 ..XX" in shown
+
+
+async def test_the_last_stage_code_renders_as_a_code_block(
+    make_app, runner, recorder, small_course
+):
+    hints = small_course.hints_dir / "a1.yaml"
+    hints.write_text(
+        hints.read_text().replace(
+            "      - Load with mask=offsets < n and store with the same mask.",
+            "      - |-\n        Load with a mask:\n\n        # the last block\n"
+            "        mask = offsets < n\n        x = tl.load(x_ptr + offsets, mask=mask)",
+        )
+    )
+    runner.script("a1", failing())
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await run_and_wait(pilot, recorder)
+        await pilot.press("h", "h")
+        await settle(pilot)
+        assert "```python\n# the last block\nmask = offsets < n\nx = tl.load(" in hint_text(app)
+        from textual.widgets._markdown import MarkdownFence, MarkdownHeader
+
+        markdown = drill_screen(app).query_one("#hint-text")
+        assert markdown.query(MarkdownFence) and not markdown.query(MarkdownHeader)
+
+
+async def test_the_not_started_ladder_never_opens_the_solution(make_app, runner, recorder):
+    not_started = Scripted([("test_small", "failed", "not-started")])
+    runner.script("a1", not_started)
+    app = make_app()
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await run_and_wait(pilot, recorder)
+        await pilot.press("h", "h", "h")
+        await settle(pilot)
+        assert "untouched starter" in hint_text(app)
+        await pilot.press("s")
+        await settle(pilot)
+        assert not isinstance(app.screen, SolutionScreen)
+        assert "solution opens after a pass" in recorder.notices()[-1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from tui_fakes import Scripted, failing
 from tui_helpers import SIZE, drill_screen, settle, wait_until
-from tui_snapshot import assert_snapshot
+from tui_snapshot import assert_snapshot, screen_text
 
 from tutor import results as r
 from tutor.ui.messages import RunFinished
@@ -102,3 +102,25 @@ async def test_snapshot_solution(make_app, runner, recorder, small_course):
         await pilot.press("s")
         await settle(pilot)
         assert_snapshot(app, "solution", small_course.root)
+
+
+@pytest.mark.parametrize(("size", "name"), [((80, 24), "narrow_80x24"), ((140, 42), "wide_140x42")])
+async def test_snapshot_every_hint_out_at_two_sizes(
+    make_app, runner, recorder, small_course, size, name
+):
+    runner.script("a1", failing())
+    app = make_app()
+    async with app.run_test(size=size, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await _run(pilot, recorder)
+        await pilot.press("h", "h")
+        await settle(pilot)
+        screen = drill_screen(app)
+        title = screen.query_one("#hint-title")
+        assert title.size.height == 1 and title.region.width >= len("The tail block reads")
+        assert (
+            screen.query_one("#hint-body").scroll_y == screen.query_one("#hint-body").max_scroll_y
+        )
+        assert_snapshot(app, name, small_course.root)
+        footer_line = screen_text(app).splitlines()[-1]
+        assert "? Help" in footer_line and "q Quit" in footer_line

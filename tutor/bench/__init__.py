@@ -481,22 +481,20 @@ def record_best(store: p.ProgressStore, report: BenchReport) -> list[str]:
     Returns the labels of the cases that improved. Call it for the learner's own file only.
     """
     improved = []
-    store.reload()
-    state = store.drill(report.drill)
-    for row in report.rows:
-        if row.impl_us is None:
-            continue
-        best_us = (state.best_bench.get(row.label) or {}).get("us")
-        if isinstance(best_us, (int, float)) and best_us <= row.impl_us:
-            continue
-        state.best_bench[row.label] = {
-            "us": round(row.impl_us, 3),
-            "gbps": None if row.gbps is None else round(row.gbps, 1),
-            "pct_copy": None if row.pct_copy is None else round(row.pct_copy, 1),
-            "device": report.device,
-            "at": p.now(),
-        }
-        improved.append(row.label)
-    if improved:
-        store.save()
+    with store.update():
+        state = store.drill(report.drill)
+        for row in report.rows:
+            if row.impl_us is None:
+                continue
+            best_us = (state.best_bench.get(row.label) or {}).get("us")
+            if isinstance(best_us, (int, float)) and best_us <= row.impl_us:
+                continue
+            state.best_bench[row.label] = {
+                "us": round(row.impl_us, 3),
+                "gbps": None if row.gbps is None else round(row.gbps, 1),
+                "pct_copy": None if row.pct_copy is None else round(row.pct_copy, 1),
+                "device": report.device,
+                "at": p.now(),
+            }
+            improved.append(row.label)
     return improved

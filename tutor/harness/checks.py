@@ -96,10 +96,11 @@ def expect_close(
     if unwritten.any() and not (wrong & ~unwritten).any():
         if bool(unwritten.all()) and learner.last_call_programs == 0:
             raise failure(
-                dx.GRID_TOO_SMALL, f"{what} was never written: the kernel was launched with a "
-                "grid of 0 programs",
+                dx.GRID_TOO_SMALL,
+                f"{what} was never written: the kernel was launched with a grid of 0 programs",
                 "The grid's size rounded down to nothing for this input (n // BLOCK with n "
-                "smaller than BLOCK is 0): count programs with triton.cdiv, which rounds up.")
+                "smaller than BLOCK is 0): count programs with triton.cdiv, which rounds up.",
+            )
         if bool(unwritten.all()):
             raise failure(
                 dx.OUTPUT_UNTOUCHED,

@@ -30,7 +30,11 @@ def load(path: Path, functions: tuple[str, ...]) -> Learner:
     launches.install()
     name = f"learner_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        raise DrillFailure(
+            dx.IMPORT_ERROR,
+            f"{path.name} is not a Python file: the file under test must end in .py",
+        )
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     try:
@@ -41,6 +45,14 @@ def load(path: Path, functions: tuple[str, ...]) -> Learner:
             f"{path.name}:{exc.lineno}: syntax error: {exc.msg}",
             (exc.text or "").rstrip(),
             line=exc.lineno,
+        ) from None
+    except SystemExit as exc:
+        line = deepest_line(exc, path)
+        raise DrillFailure(
+            dx.IMPORT_ERROR,
+            f"{path.name}{f':{line}' if line else ''}: importing the file called sys.exit("
+            f"{exc.code!r}), which would end the tests; keep only definitions at the top level",
+            line=line,
         ) from None
     except Exception as exc:  # noqa: BLE001 - any error at import is the learner's to see
         line = deepest_line(exc, path)
@@ -86,7 +98,7 @@ def observed(fn: Callable[..., Any], name: str, path: Path) -> Callable[..., Any
                 result = fn(*args, **kwargs)
         except DrillFailure:
             raise
-        except Exception as exc:  # noqa: BLE001 - every learner error is reported, not raised
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - every learner error is reported
             failure = classify(exc, name, path)
             failure.error = exc  # the learner's own exception, for call_or_refuse
             raise failure from None

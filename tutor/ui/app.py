@@ -10,40 +10,23 @@ of another child, so the app is interactive well within a second.
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Callable
-from typing import Any, Protocol
 
 from textual.app import App
 from textual.screen import Screen
 
-from tutor.bench import BenchReport, bench_drill
+from tutor.bench import bench_drill
 from tutor.catalogue import Catalogue, CatalogueError, load_catalogue
 from tutor.coach import Coach
 from tutor.paths import CoursePaths
 from tutor.progress import ProgressStore
-from tutor.results import RunResult
 from tutor.runner import Runner
 from tutor.ui.environment import gpu_name
 from tutor.ui.screens.drill_screen import DrillScreen
-
-
-class DrillRunner(Protocol):
-    """What the app needs of a runner (tutor.runner.Runner, or a fake in tests)."""
-
-    def run(
-        self,
-        drill_id: str,
-        impl: str = "mine",
-        *,
-        on_event: Callable[[dict[str, Any]], None] | None = None,
-        cancel: threading.Event | None = None,
-    ) -> RunResult: ...
-
+from tutor.ui.services import BenchFunction, DrillRunner, Services, TestLister, WatchSettings
+from tutor.ui.session import Session
 
 RunnerFactory = Callable[[Catalogue, bool], DrillRunner]
-# tutor.bench.bench_drill(catalogue, drill_id, impl, *, runner, force_cpu, on_progress, cancel)
-BenchFunction = Callable[..., BenchReport]
 
 
 def real_runner(catalogue: Catalogue, force_cpu: bool) -> DrillRunner:
@@ -51,7 +34,7 @@ def real_runner(catalogue: Catalogue, force_cpu: bool) -> DrillRunner:
 
 
 class TutorApp(App[int]):
-    """Holds the core objects; the drill screen does the rest."""
+    """Builds the services and the session; the drill screen does the rest."""
 
     CSS_PATH = "tutor.tcss"
     TITLE = "kernel drills"
@@ -69,6 +52,7 @@ class TutorApp(App[int]):
         watch_step_ms: int = 150,
         gpu_probe: Callable[[], str | None] = gpu_name,
         bench: BenchFunction = bench_drill,
+        list_tests: TestLister | None = None,
     ) -> None:
         """
         Args:
@@ -78,21 +62,37 @@ class TutorApp(App[int]):
             watch_debounce_ms, watch_step_ms: how file changes are grouped (watchfiles.awatch).
             gpu_probe: returns the GPU's name or None; called once, in a worker.
             bench: checks then times a drill on the GPU (tutor.bench.bench_drill).
+            list_tests: a drill's test ids, to name the tests a timed-out run never reached.
         """
         super().__init__()
-        self.catalogue = catalogue
-        self.store = store
-        self.coach = Coach(catalogue, store)
-        self.runner = runner_factory(catalogue, force_cpu)
-        self.force_cpu = force_cpu
-        self.start_watching = watch
-        self.watch_debounce_ms = watch_debounce_ms
-        self.watch_step_ms = watch_step_ms
-        self.gpu_probe = gpu_probe
-        self.bench = bench
+        self.services = Services(
+            catalogue=catalogue,
+            store=store,
+            coach=Coach(catalogue, store),
+            runner=runner_factory(catalogue, force_cpu),
+            bench=bench,
+            gpu_probe=gpu_probe,
+            force_cpu=force_cpu,
+            watch=WatchSettings(watch, watch_debounce_ms, watch_step_ms),
+            list_tests=list_tests,
+        )
+        self.session = Session()
+
+    # The core objects by their old names, for scripts and tests that look at them.
+    @property
+    def catalogue(self) -> Catalogue:
+        return self.services.catalogue
+
+    @property
+    def store(self) -> ProgressStore:
+        return self.services.store
+
+    @property
+    def coach(self) -> Coach:
+        return self.services.coach
 
     def get_default_screen(self) -> Screen:
-        return DrillScreen()
+        return DrillScreen(self.services, self.session)
 
 
 def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
@@ -102,6 +102,15 @@ def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
     except CatalogueError as exc:
         print(f"tutor: {exc}", file=sys.stderr)
         return 2
-    app = TutorApp(catalogue, ProgressStore(paths.progress_file), force_cpu=force_cpu)
+    from tutor import collect
+
+    app = TutorApp(
+        catalogue,
+        ProgressStore(paths.progress_file),
+        force_cpu=force_cpu,
+        list_tests=lambda drill_id, impl: collect.test_ids(
+            catalogue, drill_id, impl, force_cpu=force_cpu
+        ),
+    )
     app.run()
     return app.return_code or 0

@@ -15,6 +15,7 @@ from tutor.results import RunResult, TestResult
 from tutor.states import Outcome
 
 RUNNING = Outcome.RUNNING
+NOT_RUN = "not-run"  # a test the run never reached (it was cut short)
 _CUT_SHORT = (r.TIMEOUT, r.CRASHED, r.CANCELLED)
 
 
@@ -24,6 +25,8 @@ class LiveRun:
     token: int
     fold: Fold = field(init=False)
     result: RunResult | None = None
+    all_tests: list[str] | None = None
+    """Every test id of the drill, when known: a run cut short shows the ones it never ran."""
 
     def __post_init__(self) -> None:
         self.fold = Fold(RunResult(self.drill, "mine", r.FAILED))
@@ -55,13 +58,21 @@ class LiveRun:
         if running is not None and all(t.id != running for t in rows):
             cut = self.result.status if self.result.status in _CUT_SHORT else Outcome.FAILED
             rows.append(TestResult(running, cut))
+        seen = {row.id for row in rows}
+        rows.extend(TestResult(i, NOT_RUN) for i in self.all_tests or [] if i not in seen)
         return rows
+
+    @property
+    def never_ran(self) -> list[str]:
+        """The names of the tests this finished run never reached."""
+        return [row.name for row in self._rows() if row.outcome == NOT_RUN]
 
     def feed(self, event: Event) -> None:
         self.fold.apply(event)
 
-    def finish(self, result: RunResult) -> None:
+    def finish(self, result: RunResult, all_tests: list[str] | None = None) -> None:
         self.result = result
+        self.all_tests = all_tests
 
     @classmethod
     def from_result(cls, result: RunResult, token: int = 0) -> LiveRun:

@@ -13,6 +13,7 @@ NOT_STARTED = "○"
 FAILING = "✗"
 PASSED_WITH_HINTS = "✓"
 PASSED_CLEAN = "★"  # passed without revealing a single hint
+REGRESSED = "!"  # passed before, and the last run fails
 RUNNING = "⋯"
 COMING = "·"
 
@@ -21,6 +22,7 @@ LEGEND: tuple[tuple[str, str], ...] = (
     (FAILING, "failing"),
     (PASSED_WITH_HINTS, "passed, with hints"),
     (PASSED_CLEAN, "passed without hints"),
+    (REGRESSED, "passed before, failing now"),
     (RUNNING, "tests running"),
     (COMING, "coming later"),
 )
@@ -32,7 +34,11 @@ def state_of(store: p.ProgressStore, drill_id: str) -> p.DrillProgress:
 
 
 def mark(state: p.DrillProgress) -> str:
-    if state.status == p.PASSED:
+    """The last run decides the mark, except that a drill once solved keeps its star or tick
+    until a run fails (a reset leaves the pass on show: the file is new, the pass was real)."""
+    if state.regressed:
+        return REGRESSED
+    if state.solved:
         return PASSED_WITH_HINTS if state.solved_with_hints else PASSED_CLEAN
     if state.status == p.FAILING:
         return FAILING
@@ -44,19 +50,19 @@ def playable(catalogue: Catalogue) -> list[Drill]:
 
 
 def passed_count(catalogue: Catalogue, store: p.ProgressStore) -> tuple[int, int]:
-    """(drills passed, drills playable)."""
+    """(drills solved, drills playable): a drill passed once counts, whatever its last run."""
     drills = playable(catalogue)
-    return sum(state_of(store, d.id).status == p.PASSED for d in drills), len(drills)
+    return sum(state_of(store, d.id).solved for d in drills), len(drills)
 
 
 def next_unfinished(
     catalogue: Catalogue, store: p.ProgressStore, after: str | None = None
 ) -> Drill | None:
-    """The first drill not yet passed after `after`, wrapping round; None when all are passed."""
+    """The first drill not yet solved after `after`, wrapping round; None when all are."""
     drills = playable(catalogue)
     ids = [d.id for d in drills]
     start = ids.index(after) + 1 if after in ids else 0
     for drill in drills[start:] + drills[:start]:
-        if drill.id != after and state_of(store, drill.id).status != p.PASSED:
+        if drill.id != after and not state_of(store, drill.id).solved:
             return drill
     return None

@@ -34,11 +34,13 @@ class RunEvent(Message, bubble=False):
 
 @dataclass
 class RunFinished(Message, bubble=False):
-    """The runner returned; `result.status` says how the child process ended."""
+    """The runner returned; `result.status` says how the child process ended. For a run cut
+    short, `all_tests` lists every test of the drill (to name the ones it never ran)."""
 
     drill_id: str
     token: int
     result: RunResult
+    all_tests: list[str] | None = None
 
 
 @dataclass

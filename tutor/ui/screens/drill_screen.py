@@ -1,9 +1,10 @@
 """The drill screen: the list, the lesson and code, the last run and the coach's hints.
 
 It owns the layout and the keys (priority bindings, so single letters work while the code view
-has focus). Runs, watch and bench each live in a mixin of their own (run_control, watch_control,
-bench_control): workers that post messages, and the handlers that turn them into widget updates.
-Core objects (catalogue, coach, runner) come from the app.
+has focus). Its collaborators come in a Services record (catalogue, store, coach, runner, bench);
+what it knows about runs, the bench and its own writes lives in one Session (tutor.ui.session,
+no Textual). Workers only post messages (tutor.ui.messages); the handlers below ask the session
+what the message means and update the widgets.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import subprocess
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from textual import on, work
 from textual.app import ComposeResult, SuspendNotSupported
@@ -20,33 +20,47 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Markdown, TabbedContent, TabPane
+from watchfiles import Change, awatch
 
+from tutor import bench as bench_report
+from tutor import results as r
 from tutor import workspace
 from tutor.catalogue import Drill
 from tutor.coach import HintView
+from tutor.events import SessionStarted
 from tutor.progress import PASSED
 from tutor.ui import marks
-from tutor.ui.environment import CPU_LABEL, editor_command
-from tutor.ui.messages import BackendFound, BenchRequested
-from tutor.ui.screens.bench_control import BenchControl
+from tutor.ui.environment import CPU_BACKEND, CPU_LABEL, backend_label, editor_command
+from tutor.ui.messages import (
+    BackendFound,
+    BenchFinished,
+    BenchProgress,
+    BenchRequested,
+    LearnerFileSaved,
+    RunEvent,
+    RunFinished,
+    RunStarted,
+)
 from tutor.ui.screens.confirm import ConfirmScreen
 from tutor.ui.screens.help import HelpScreen
-from tutor.ui.screens.run_control import RunControl
 from tutor.ui.screens.solution import SolutionScreen
-from tutor.ui.screens.watch_control import WatchControl
-from tutor.ui.widgets.bench_panel import BenchPanel
+from tutor.ui.services import Services
+from tutor.ui.session import RunTicket, Session
+from tutor.ui.widgets.bench_panel import NEEDS_GPU, BenchPanel
 from tutor.ui.widgets.code_view import CodeView
 from tutor.ui.widgets.drill_list import CourseProgress, DrillList
 from tutor.ui.widgets.hint_panel import HintPanel, coach_markdown
-from tutor.ui.widgets.run_panel import RunPanel
+from tutor.ui.widgets.run_panel import RunPanel, summary
 from tutor.ui.widgets.status_bar import StatusBar
 from tutor.yamlfile import YamlFileError
 
-if TYPE_CHECKING:
-    from tutor.ui.app import TutorApp
-
 # What each key does, in the words of the help screen (the footer shows the short names).
 KEY_HELP = {
+    "tab('lesson-tab')": "the Lesson tab (scroll it with ↑ ↓ PgUp PgDn Home End)",
+    "tab('code-tab')": "the Code tab: your file, read-only (scroll with the same keys)",
+    "tab('bench-tab')": "the Bench tab: timings on a GPU",
+    "focus_next": "move between the list, the tab and the panels (Shift+Tab back)",
+    "toggle_sidebar": "show or hide the drill list (narrow terminals)",
     "run": "run the selected drill's tests",
     "hint": "reveal the next hint for the current mistake",
     "edit": "open your file in $VISUAL or $EDITOR",
@@ -60,15 +74,23 @@ KEY_HELP = {
 }
 
 
-class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
+NARROW = 110  # columns under which the layout narrows (tutor.tcss, .-narrow)
+
+
+class DrillScreen(Screen[None]):
     BINDINGS = [
+        Binding("1", "tab('lesson-tab')", "Lesson", priority=True),
+        Binding("2", "tab('code-tab')", "Code", priority=True),
+        Binding("3", "tab('bench-tab')", "Bench", show=False, priority=True),
+        Binding("tab", "focus_next", "Focus", show=False),
+        Binding("l", "toggle_sidebar", "List", show=False, priority=True),
         Binding("r", "run", "Run", priority=True),
         Binding("h", "hint", "Hint", priority=True),
         Binding("e", "edit", "Edit", priority=True),
-        Binding("w", "toggle_watch", "Watch", priority=True),
+        Binding("w", "toggle_watch", "Watch", show=False, priority=True),
         Binding("s", "solution", "Solution", priority=True),
-        Binding("x", "reset", "Reset", priority=True),
-        Binding("b", "bench", "Bench", priority=True),
+        Binding("x", "reset", "Reset", show=False, priority=True),
+        Binding("b", "bench", "Time it", show=False, priority=True),
         Binding("n", "next_drill", "Next", priority=True),
         Binding("question_mark", "help", "Help", key_display="?", priority=True),
         Binding("q", "quit", "Quit", priority=True),
@@ -80,17 +102,22 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
     """Whether saving a learner file re-runs its drill."""
     on_gpu: reactive[bool] = reactive(False, init=False)
     """Whether kernels run on a GPU (bench works only there)."""
+    narrow: reactive[bool] = reactive(False, init=False)
+    """A terminal under NARROW columns: the list shows marks and ids, run and hint stack."""
+    sidebar_shown: reactive[bool] = reactive(True, init=False)
+    """Whether the drill list is on screen (l hides it)."""
 
-    @property
-    def tutor(self) -> TutorApp:
-        return cast("TutorApp", self.app)
+    def __init__(self, services: Services, session: Session | None = None) -> None:
+        super().__init__()
+        self.services = services
+        self.session = session or Session()
 
     # -- layout ---------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):
             with Vertical(id="sidebar"):
-                yield DrillList(self.tutor.catalogue, id="drills")
+                yield DrillList(self.services.catalogue, id="drills")
                 yield CourseProgress(id="progress")
             with Vertical(id="work"):
                 with TabbedContent(id="tabs", initial="lesson-tab"):
@@ -107,14 +134,14 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        app = self.tutor
+        app = self.services
         if app.store.warning:
             self._say(app.store.warning, severity="warning", timeout=15)
         if app.force_cpu:  # known at once: show it in the first frame, not a frame later
             self.on_backend_found(BackendFound(CPU_LABEL, on_gpu=False))
         else:
             self._probe_backend()
-        self.set_reactive(DrillScreen.watching, app.start_watching)
+        self.set_reactive(DrillScreen.watching, app.watch.on_at_start)
         self.watch_watching(self.watching)
         self._refresh_marks()
         playable = marks.playable(app.catalogue)
@@ -122,12 +149,27 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
         if first is not None:  # a catalogue of drills still to come has nothing to select
             self.query_one(DrillList).select_drill(first.id)
         self.query_one(DrillList).focus()
+        self.narrow = self.app.size.width < NARROW
+        self.set_interval(1.0, self._tick)
+
+    def on_resize(self, event) -> None:
+        self.narrow = event.size.width < NARROW
+
+    def watch_narrow(self, narrow: bool) -> None:
+        self.set_class(narrow, "-narrow")
+        self.query_one(DrillList).show_short(narrow)
+
+    def watch_sidebar_shown(self, shown: bool) -> None:
+        self.query_one("#sidebar").display = shown
+
+    def _tick(self) -> None:
+        """Once a second while the selected drill runs: its elapsed time in the run panel."""
+        if self.selected is not None and self.session.running(self.selected):
+            self._show_run(self.selected)
 
     def on_unmount(self) -> None:
         # A run still going would keep the process alive after the app exits: stop it.
-        for cancel in (self._run_cancel, self._bench_cancel):
-            if cancel is not None:
-                cancel.set()
+        self.session.stop_all()
 
     # -- showing a drill --------------------------------------------------------------------
 
@@ -138,8 +180,8 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
     def watch_selected(self, drill_id: str | None) -> None:
         if drill_id is None:
             return
-        drill = self.tutor.catalogue.drill(drill_id)
-        self.tutor.store.reload()  # `tutor check` or `tutor progress` may have written it
+        drill = self.services.catalogue.drill(drill_id)
+        self.services.store.reload()  # `tutor check` or `tutor progress` may have written it
         mine = self._ensure_mine(drill)
         self.query_one("#lesson", Markdown).update(self._lesson(drill))
         self.query_one(CodeView).show_file(
@@ -151,7 +193,7 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
         self._refresh_marks()
 
     def _lesson(self, drill: Drill) -> str:
-        path = self.tutor.catalogue.paths.lesson(drill.id)
+        path = self.services.catalogue.paths.lesson(drill.id)
         try:
             return path.read_text(encoding="utf-8")
         except OSError:
@@ -159,10 +201,10 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
 
     def _ensure_mine(self, drill: Drill) -> Path | None:
         """The learner's file, copied from the starter on first selection."""
-        path = self.tutor.catalogue.paths.mine(drill.file)
+        path = self.services.catalogue.paths.mine(drill.file)
         existed = path.exists()
         try:
-            workspace.ensure_mine(self.tutor.catalogue, drill)
+            workspace.ensure_mine(self.services.catalogue, drill)
         except OSError as exc:
             self._say(f"Could not create {self._shown(path)}: {exc}", severity="error")
             return None
@@ -172,38 +214,58 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
 
     def _show_bench(self, drill_id: str) -> None:
         self.query_one(BenchPanel).show_drill(
-            self.tutor.catalogue.drill(drill_id),
-            marks.state_of(self.tutor.store, drill_id),
+            self.services.catalogue.drill(drill_id),
+            marks.state_of(self.services.store, drill_id),
             self.on_gpu,
-            self._bench_lines.get(drill_id),
+            self.session.bench_lines.get(drill_id),
         )
 
     def _show_run(self, drill_id: str) -> None:
-        live = self._live_runs.get(drill_id) or self._finished_runs.get(drill_id)
-        stored = marks.state_of(self.tutor.store, drill_id).last_run
-        self.query_one(RunPanel).show(live, stored)
+        live = self.session.shown_run(drill_id)
+        stored = marks.state_of(self.services.store, drill_id).last_run
+        self.query_one(RunPanel).show(
+            live,
+            stored,
+            elapsed=self.session.elapsed(drill_id),
+            limit=self.services.time_limit,
+        )
+        self.query_one(StatusBar).activity = self._activity(drill_id)
+
+    def _activity(self, drill_id: str) -> str:
+        """The status bar's words about the selected drill's run (the one the panels show)."""
+        live = self.session.shown_run(drill_id)
+        if live is None:
+            return ""
+        if live.result is None:
+            running = live.fold.running
+            return f"{drill_id}: " + (running.split("::")[-1] if running else "running the tests…")
+        return f"{drill_id}: {summary(live)[0]}"
 
     def _show_coach(self, drill_id: str) -> None:
-        app = self.tutor
+        app = self.services
         drill = app.catalogue.drill(drill_id)
         following = marks.next_unfinished(app.catalogue, app.store, after=drill_id)
         text = coach_markdown(
-            drill, marks.state_of(app.store, drill_id), self._hint_view(drill_id), following
+            drill,
+            marks.state_of(app.store, drill_id),
+            self._hint_view(drill_id),
+            following,
+            running=self.session.running(drill_id),
         )
         self.query_one(HintPanel).show(text)
 
     def _hint_view(self, drill_id: str) -> HintView | None:
         try:
-            return self.tutor.coach.current(drill_id)
+            return self.services.coach.current(drill_id)
         except YamlFileError as exc:
             self._say(str(exc), title="A hints file is broken", severity="error", timeout=15)
             return None
 
     def _refresh_marks(self) -> None:
-        app = self.tutor
+        app = self.services
         drill_marks = {
             d.id: marks.RUNNING
-            if d.id in self._live_runs
+            if self.session.running(d.id)
             else marks.mark(marks.state_of(app.store, d.id))
             for d in marks.playable(app.catalogue)
         }
@@ -212,7 +274,7 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
 
     def _title_of(self, drill_id: str, diagnosis: str) -> str:
         try:
-            return self.tutor.coach.book(drill_id).title(diagnosis)
+            return self.services.coach.book(drill_id).title(diagnosis)
         except YamlFileError:
             return diagnosis
 
@@ -223,7 +285,7 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
     def _shown(self, path: Path) -> str:
         """A path as the learner would type it from the course folder."""
         try:
-            return str(path.relative_to(self.tutor.catalogue.paths.root))
+            return str(path.relative_to(self.services.catalogue.paths.root))
         except ValueError:
             return str(path)
 
@@ -241,13 +303,13 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
 
     @work(thread=True, exclusive=True, exit_on_error=False, group="probe")
     def _probe_backend(self) -> None:
-        name = self.tutor.gpu_probe()
+        name = self.services.gpu_probe()
         self.post_message(BackendFound(name or CPU_LABEL, on_gpu=name is not None))
 
     # -- keys -------------------------------------------------------------------------------
 
     def _selected_drill(self) -> Drill | None:
-        return self.tutor.catalogue.drill(self.selected) if self.selected else None
+        return self.services.catalogue.drill(self.selected) if self.selected else None
 
     def action_run(self) -> None:
         if self.selected:
@@ -259,7 +321,10 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
             return
         before = self._hint_view(drill_id)
         if before is None:
-            passed = marks.state_of(self.tutor.store, drill_id).status == PASSED
+            passed = marks.state_of(self.services.store, drill_id).status == PASSED
+            if self.session.running(drill_id):
+                self._say("The tests are running: the hint comes with their results.")
+                return
             self._say(
                 "No hint needed: this drill is passed."
                 if passed
@@ -267,10 +332,14 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
             )
             return
         if before.exhausted:
-            self._say("That is every hint for this mistake: the solution is available with s.")
+            self._say(
+                "That is every hint for this mistake: the solution is available with s."
+                if before.opens_solution
+                else "That is every hint for an untouched starter: write your kernel, then save."
+            )
             return
         try:
-            self.tutor.coach.reveal_next(drill_id)
+            self.services.coach.reveal_next(drill_id)
         except (OSError, YamlFileError) as exc:
             self._say(f"Could not reveal the hint: {exc}", severity="error")
         self._show_coach(drill_id)
@@ -285,7 +354,7 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
         if command is None:
             self._say(
                 f"No editor is set: export EDITOR (or VISUAL), e.g. EDITOR=nano, or "
-                f"open {self._shown(self.tutor.catalogue.paths.mine(drill.file))} in any "
+                f"open {self._shown(self.services.catalogue.paths.mine(drill.file))} in any "
                 "editor: with watch on, each save runs the tests.",
                 severity="warning",
                 timeout=12,
@@ -320,24 +389,24 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
         if drill is None:
             return
         try:
-            unlocked = self.tutor.coach.solution_unlocked(drill.id)
+            unlocked = self.services.coach.solution_unlocked(drill.id)
         except YamlFileError:
             unlocked = False
         if not unlocked:
             self._say(
-                "The solution opens after a pass, or once every hint for the current "
-                "mistake is out (h).",
+                "The solution opens after a pass, or once every hint for a mistake in "
+                "your kernel is out (h).",
                 severity="warning",
             )
             return
-        paths = self.tutor.catalogue.paths
+        paths = self.services.catalogue.paths
         self.app.push_screen(SolutionScreen(paths.mine(drill.file), paths.solution(drill.file)))
 
     def action_reset(self) -> None:
         drill = self._selected_drill()
         if drill is None:
             return
-        paths = self.tutor.catalogue.paths
+        paths = self.services.catalogue.paths
         question = (
             f"Put the starter back for {drill.id} ({drill.title})?\n\n"
             f"{self._shown(paths.mine(drill.file))} is copied to "
@@ -349,26 +418,40 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
         if not yes:
             self._say("Nothing was reset: your file is as it was.")
             return
-        mine = self.tutor.catalogue.paths.mine(drill.file)
+        mine = self.services.catalogue.paths.mine(drill.file)
         try:
-            saved = workspace.reset(self.tutor.catalogue, drill)
+            saved = workspace.reset(self.services.catalogue, drill)
         except OSError as exc:
             self._say(f"Could not reset {drill.id}: {exc}", severity="error")
             return
         self._note_app_write(mine)
+        try:
+            self.services.coach.forget_run(drill.id)  # the last run no longer describes the file
+        except OSError as exc:
+            self._say(f"Could not update the progress file: {exc}", severity="error")
+        self.session.forget(drill.id)
         where = (
             f"your old file is in {self._shown(saved)}" if saved else "there was no file to back up"
         )
         self._say(f"{drill.id} is back to its starter; {where}.", timeout=15)
+        self._refresh_marks()
         if drill.id == self.selected:
             self.query_one(CodeView).reload()
+            self._show_run(drill.id)
+            self._show_coach(drill.id)
+
+    def action_tab(self, tab: str) -> None:
+        self.query_one(TabbedContent).active = tab
+
+    def action_toggle_sidebar(self) -> None:
+        self.sidebar_shown = not self.sidebar_shown
 
     def action_bench(self) -> None:
         if self.selected:
             self.post_message(BenchRequested(self.selected))
 
     def action_next_drill(self) -> None:
-        app = self.tutor
+        app = self.services
         following = marks.next_unfinished(app.catalogue, app.store, after=self.selected)
         if following is None:
             self._say("Every drill is passed.")
@@ -385,3 +468,192 @@ class DrillScreen(RunControl, WatchControl, BenchControl, Screen[None]):
 
     def action_quit(self) -> None:
         self.app.exit(0)
+
+    # -- runs: a thread worker per run, its events streamed as messages ---------------------
+    # A new run cancels the one in progress (its cancel event makes the runner kill the child's
+    # process group); every message carries the run's token and the session drops stale ones.
+
+    def start_run(self, drill_id: str) -> None:
+        """Run the learner's file; a run still in progress is cancelled first."""
+        ticket = self.session.start_run(drill_id)
+        self.post_message(RunStarted(drill_id, ticket.token))
+        self._run_worker(ticket)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="run", description="run")
+    def _run_worker(self, ticket: RunTicket) -> None:
+        def forward(event) -> None:
+            self.post_message(RunEvent(ticket.drill_id, ticket.token, event))
+
+        try:
+            result = self.services.runner.run(
+                ticket.drill_id, "mine", on_event=forward, cancel=ticket.cancel
+            )
+        except Exception as exc:  # the runner itself failed (not the learner's code): say so
+            result = r.RunResult(
+                drill=ticket.drill_id,
+                impl="mine",
+                status=r.SETUP_ERROR,
+                message=f"the tutor could not run the tests: {exc}",
+            )
+        all_tests = None
+        lister = self.services.list_tests
+        if result.status in (r.TIMEOUT, r.CRASHED) and lister is not None:
+            try:  # which tests the run never reached
+                all_tests = lister(ticket.drill_id, "mine")
+            except Exception:
+                all_tests = None
+        self.post_message(RunFinished(ticket.drill_id, ticket.token, result, all_tests))
+
+    def on_run_started(self, message: RunStarted) -> None:
+        self._refresh_marks()
+        if message.drill_id == self.selected:
+            self._show_run(message.drill_id)
+            self._show_coach(message.drill_id)
+
+    def on_run_event(self, message: RunEvent) -> None:
+        live = self.session.feed(message.drill_id, message.token, message.event)
+        if live is None:
+            return
+        if isinstance(message.event, SessionStarted):
+            self.post_message(
+                BackendFound(
+                    backend_label(live.backend, live.device_name),
+                    on_gpu=live.backend not in ("", CPU_BACKEND),
+                )
+            )
+        if message.drill_id == self.selected:
+            self._show_run(message.drill_id)
+
+    def on_run_finished(self, message: RunFinished) -> None:
+        drill_id, result = message.drill_id, message.result
+        live = self.session.finish(drill_id, message.token, result, message.all_tests)
+        if live is None:  # replaced by a newer run, or cancelled
+            self._refresh_marks()
+            if drill_id == self.selected:
+                self._show_run(drill_id)
+                self._show_coach(drill_id)
+            return
+        try:
+            self.services.coach.record_run(result)
+        except (OSError, YamlFileError) as exc:
+            self._say(f"Could not record the run: {exc}", severity="error")
+        self._refresh_marks()
+        if drill_id == self.selected:
+            self._show_run(drill_id)
+            self._show_coach(drill_id)
+            self.query_one(CodeView).reload()
+
+    # -- watch: saving a learner file from any editor re-runs its drill ---------------------
+
+    def watch_watching(self, watching: bool) -> None:
+        self.query_one(StatusBar).watching = watching
+        if watching:
+            self._watch_files()
+        else:
+            self.workers.cancel_group(self, "watch")
+
+    @work(exclusive=True, exit_on_error=False, group="watch")
+    async def _watch_files(self) -> None:
+        catalogue = self.services.catalogue
+        settings = self.services.watch
+        folder = catalogue.paths.mine("_").parent
+        folder.mkdir(parents=True, exist_ok=True)
+        by_name = {d.file: d.id for d in marks.playable(catalogue)}
+        try:
+            async for changes in awatch(
+                folder, recursive=False, step=settings.step_ms, debounce=settings.debounce_ms
+            ):
+                saved = {
+                    by_name[Path(path).name]
+                    for change, path in changes
+                    if change != Change.deleted and Path(path).name in by_name
+                }
+                for drill_id in sorted(saved):
+                    self.post_message(LearnerFileSaved(drill_id))
+        except (OSError, RuntimeError) as exc:  # e.g. out of inotify watches
+            self._say(f"Watch stopped ({exc}): press r to run the tests.", severity="error")
+            self.watching = False
+
+    def on_learner_file_saved(self, message: LearnerFileSaved) -> None:
+        drill_id = message.drill_id
+        catalogue = self.services.catalogue
+        path = catalogue.paths.mine(catalogue.drill(drill_id).file)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return
+        if drill_id == self.selected:
+            self.query_one(CodeView).reload()
+        if self.session.is_own_write(path, text) or not self.watching:
+            return  # the app's own copy of a starter, or watch went off meanwhile
+        if drill_id != self.selected:
+            self.query_one(DrillList).select_drill(drill_id)
+        self.start_run(drill_id)
+
+    def _note_app_write(self, path: Path) -> None:
+        try:
+            self.session.note_write(path, path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            pass
+
+    # -- bench: tutor.bench in a thread worker, its lines streamed to the panel -------------
+
+    def on_bench_requested(self, message: BenchRequested) -> None:
+        panel = self.query_one(BenchPanel)
+        self.query_one(TabbedContent).active = "bench-tab"
+        if not self.on_gpu:
+            panel.show_lines([NEEDS_GPU])
+            self._say("bench needs a GPU", severity="warning")
+            return
+        busy = self.session.bench_drill
+        cancel = self.session.start_bench(
+            message.drill_id, f"Timing {message.drill_id}: the tests run first, then each shape…"
+        )
+        if cancel is None:
+            self._say(f"A bench of {busy} is running: wait for its report.")
+            return
+        panel.show_lines(self.session.bench_lines[message.drill_id])
+        self._bench_worker(message.drill_id, cancel)
+
+    @work(thread=True, exclusive=True, exit_on_error=False, group="bench")
+    def _bench_worker(self, drill_id: str, cancel) -> None:
+        services = self.services
+
+        def progress(line: str) -> None:
+            self.post_message(BenchProgress(drill_id, line))
+
+        try:
+            report = services.bench(
+                services.catalogue,
+                drill_id,
+                "mine",
+                runner=services.runner,
+                force_cpu=services.force_cpu,
+                on_progress=progress,
+                cancel=cancel,
+            )
+        except Exception as exc:  # a failed bench is reported, never a dead app
+            self.post_message(BenchFinished(drill_id, error=f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(BenchFinished(drill_id, report))
+
+    def on_bench_progress(self, message: BenchProgress) -> None:
+        lines = self.session.bench_line(message.drill_id, message.line)
+        if message.drill_id == self.selected:
+            self.query_one(BenchPanel).show_lines(lines)
+
+    def on_bench_finished(self, message: BenchFinished) -> None:
+        if message.report is None:
+            lines = [f"bench failed: {message.error}"]
+        else:
+            lines = bench_report.format_report(message.report).splitlines()
+            try:
+                improved = bench_report.record_best(self.services.store, message.report)
+            except OSError as exc:
+                improved = []
+                self._say(f"Could not save the best times: {exc}", severity="error")
+            if improved:
+                lines += ["", "New best time for: " + ", ".join(improved)]
+        self.session.finish_bench(message.drill_id, lines)
+        if message.drill_id == self.selected:
+            self.query_one(BenchPanel).show_lines(lines)

@@ -44,6 +44,7 @@ class DrillList(OptionList):
     def __init__(self, catalogue: Catalogue, *, id: str | None = None) -> None:
         self.catalogue = catalogue
         self.marks: dict[str, str] = {}  # drill -> the mark on show
+        self.short = False  # marks and ids only (a narrow terminal)
         options: list[Option] = []
         for track in catalogue.tracks:
             options.append(
@@ -60,18 +61,27 @@ class DrillList(OptionList):
         super().__init__(*options, id=id)
 
     @staticmethod
-    def _prompt(drill: Drill, mark: str) -> Table:
+    def _prompt(drill: Drill, mark: str, short: bool = False) -> Table:
         # A grid, so a long title wraps under itself rather than under the mark.
         grid = Table.grid(padding=(0, 1, 0, 0))
         grid.add_column(no_wrap=True)
         grid.add_column(no_wrap=True)
-        grid.add_column()
-        grid.add_row(
-            Text(mark, style=_MARK_STYLES.get(mark, "")),
-            Text(drill.id, style="bold"),
-            Text(drill.title),
-        )
+        cells = [Text(mark, style=_MARK_STYLES.get(mark, "")), Text(drill.id, style="bold")]
+        if not short:
+            grid.add_column()
+            cells.append(Text(drill.title))
+        grid.add_row(*cells)
         return grid
+
+    def show_short(self, short: bool) -> None:
+        """Marks and ids only (True), or with each drill's title (False)."""
+        if short == self.short:
+            return
+        self.short = short
+        for drill_id, mark in self.marks.items():
+            self.replace_option_prompt(
+                drill_id, self._prompt(self.catalogue.drill(drill_id), mark, short)
+            )
 
     def show_marks(self, drill_marks: dict[str, str]) -> None:
         """Redraw the mark in front of each drill named in `drill_marks`."""
@@ -79,7 +89,7 @@ class DrillList(OptionList):
             if self.marks.get(drill_id) != mark:
                 self.marks[drill_id] = mark
                 self.replace_option_prompt(
-                    drill_id, self._prompt(self.catalogue.drill(drill_id), mark)
+                    drill_id, self._prompt(self.catalogue.drill(drill_id), mark, self.short)
                 )
 
     def select_drill(self, drill_id: str) -> None:

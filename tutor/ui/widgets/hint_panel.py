@@ -6,31 +6,49 @@ for, not how much is left.
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
-from textual.widgets import Markdown
+from textual.containers import Vertical, VerticalScroll
+from textual.css.query import NoMatches
+from textual.widgets import Markdown, Static
 
 from tutor import progress as p
 from tutor import results as r
 from tutor.catalogue import Drill
 from tutor.coach import HintView
+from tutor.hints import stage_markdown
+
+RUNNING_TEXT = "**Tests running.** The hint for this run comes with its results."
 
 
 def coach_markdown(
-    drill: Drill, state: p.DrillProgress, view: HintView | None, next_drill: Drill | None
+    drill: Drill,
+    state: p.DrillProgress,
+    view: HintView | None,
+    next_drill: Drill | None,
+    *,
+    running: bool = False,
 ) -> str:
-    """The hint panel's text for one drill, as Markdown."""
+    """The hint panel's text for one drill, as Markdown (hint stages with fenced code)."""
+    if running:  # the run panel shows the new run: never the old run's hint beside it
+        return RUNNING_TEXT
     last_status = (state.last_run or {}).get("status")
     if view is not None:
-        parts = [f"**{view.title}**", *view.stages]
-        if view.exhausted:
+        parts = [f"**{view.title}**", *(stage_markdown(stage) for stage in view.stages)]
+        if view.exhausted and not view.opens_solution:
+            parts.append(
+                "That is every hint for an untouched starter: write your kernel, then save."
+            )
+        elif view.exhausted:
             parts.append(
                 "That is every hint for this mistake: the solution is available "
                 "with **s**, beside your file."
             )
         else:
             parts.append("Press **h** for a further hint.")
+        if state.regressed:
+            parts.insert(1, "*You passed this drill before; this run fails.*")
         return "\n\n".join(parts)
     if state.status == p.PASSED and last_status in (r.PASSED, None):
         nxt = (
@@ -54,27 +72,48 @@ def coach_markdown(
             "**No named mistake.**\n\nThe failing test's message, beside this panel, says "
             "what differs and where."
         )
+    before = (
+        "You passed this drill before; your file is the starter again. " if state.solved else ""
+    )
     return (
-        f"**Start here.** Read the lesson, then write your kernel in "
+        f"**Start here.** {before}Read the lesson, then write your kernel in "
         f"`drills/mine/{drill.file}` (press **e** to open it). Press **r** to run the tests, "
         "or just save the file: with watch on, every save runs them."
     )
 
 
-class HintPanel(VerticalScroll):
-    """A scrolling Markdown panel fed by `show`."""
+def split_title(markdown: str) -> tuple[str, str]:
+    """A leading `**title**` paragraph apart from the rest (the title stays in view)."""
+    first, _, rest = markdown.partition("\n\n")
+    if first.startswith("**") and first.endswith("**") and first.count("**") == 2:
+        return first.strip("*"), rest
+    return "", markdown
+
+
+class HintPanel(Vertical):
+    """The title on top, the stages in a scrolling Markdown under it; fed by `show`."""
 
     def compose(self) -> ComposeResult:
-        yield Markdown(id="hint-text")
+        yield Static(id="hint-title")
+        with VerticalScroll(id="hint-body"):
+            yield Markdown(id="hint-text")
 
     markdown = ""
-    """The text on show."""
+    """The text on show, title included."""
 
     def show(self, markdown: str) -> None:
         self.markdown = markdown
-        self._render_text(markdown)
+        title, body = split_title(markdown)
+        heading = self.query_one("#hint-title", Static)
+        heading.update(Text(title))  # a title is plain words, never markup
+        heading.display = bool(title)
+        self._render_text(body)
 
     @work(exclusive=True, group="hint-text")
     async def _render_text(self, markdown: str) -> None:
-        await self.query_one("#hint-text", Markdown).update(markdown)
-        self.scroll_end(animate=False)  # the newest stage is at the end
+        try:
+            await self.query_one("#hint-text", Markdown).update(markdown)
+            # The newest stage is at the end, under the title that stays on top.
+            self.query_one("#hint-body", VerticalScroll).scroll_end(animate=False)
+        except NoMatches:  # the app closed while the text was being laid out
+            pass

@@ -12,7 +12,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from tutor import results as r
-from tutor.ui.live import RUNNING, LiveRun
+from tutor.ui.live import NOT_RUN, RUNNING, LiveRun
 
 _OUTCOMES = {
     "passed": ("✓ pass", "green"),
@@ -22,13 +22,25 @@ _OUTCOMES = {
     r.TIMEOUT: ("✗ hung", "bold red"),
     r.CRASHED: ("✗ crash", "bold red"),
     r.CANCELLED: ("- stopped", "dim"),
+    NOT_RUN: ("- not run", "dim"),
 }
 _STATUS_CLASSES = ("-passed", "-failed", "-broken", "-running")
 _OUTPUT_LINES = 15
 
 
-def summary(live: LiveRun | None, last_run: dict[str, Any] | None = None) -> tuple[str, str]:
-    """One line saying how the run went, and the CSS class that colours it."""
+def _seconds(value: float) -> str:
+    return f"{value:.0f} s"
+
+
+def summary(
+    live: LiveRun | None,
+    last_run: dict[str, Any] | None = None,
+    *,
+    elapsed: float | None = None,
+    limit: float | None = None,
+) -> tuple[str, str]:
+    """One line saying how the run went, and the CSS class that colours it. A run in progress
+    says how long it has run (`elapsed`) and when it will be stopped (`limit`)."""
     if live is None:
         if last_run:  # only known from the progress file (an earlier session or the CLI)
             done, total = last_run.get("passed_tests", 0), last_run.get("tests", 0)
@@ -41,13 +53,21 @@ def summary(live: LiveRun | None, last_run: dict[str, Any] | None = None) -> tup
     result = live.result
     if result is None:
         done = sum(row.outcome != RUNNING for row in live.rows.values())
-        return f"Running the tests… {done} done", "-running"
+        clock = ""
+        if elapsed is not None:
+            clock = f", {_seconds(elapsed)}" + (
+                f" of the {_seconds(limit)} limit" if limit is not None else ""
+            )
+        return f"Running the tests… {done} done{clock}", "-running"
     failed = sum(row.outcome == "failed" for row in live.rows.values())
     took = f" ({result.duration:.1f} s)"
     if result.status == r.PASSED:
         return f"Passed: all {len(live.rows)} tests{took}", "-passed"
     if result.status == r.FAILED:
         return f"Failed: {failed} of {len(live.rows)} tests{took}", "-failed"
+    never = len(live.never_ran)
+    if result.status == r.TIMEOUT and never:
+        return f"Timed out: {never} of {len(live.rows)} tests never ran", "-broken"
     # The run broke before its tests could judge the kernel: the message below says why.
     heading = {
         r.TIMEOUT: "Timed out: the tests were stopped",
@@ -73,8 +93,15 @@ class RunPanel(VerticalScroll):
         yield Static(id="run-failure")  # before the table: it is what the learner reads first
         yield Static(id="tests")
 
-    def show(self, live: LiveRun | None, last_run: dict[str, Any] | None = None) -> None:
-        line, status_class = summary(live, last_run)
+    def show(
+        self,
+        live: LiveRun | None,
+        last_run: dict[str, Any] | None = None,
+        *,
+        elapsed: float | None = None,
+        limit: float | None = None,
+    ) -> None:
+        line, status_class = summary(live, last_run, elapsed=elapsed, limit=limit)
         self.shown, self.summary_line = live, line
         self.query_one("#run-summary", Static).update(Text(line))  # test ids hold brackets
         for name in _STATUS_CLASSES:
@@ -107,11 +134,18 @@ class RunPanel(VerticalScroll):
         failure = live.first_failure()
         if result.status == r.FAILED and failure is not None:
             where = f" (your file, line {failure.line})" if failure.line else ""
+            # Text, never markup: messages hold brackets (shapes, ['fp32', 'fp64']) as written.
             text = Text.assemble((failure.name, "bold"), where, "\n", failure.message)
+            if failure.where:
+                text.append("\nWhere: " + failure.where)
+            if failure.error_map:
+                text.append("\n" + "\n".join(failure.error_map), style="bold")
             if failure.details:
                 text.append("\n" + failure.details, style="dim")
             return text
         text = Text(result.message)
+        if live.never_ran:
+            text.append("\nNever ran: " + ", ".join(live.never_ran))
         if result.status in (r.CRASHED, r.SETUP_ERROR) and result.output.strip():
             tail = "\n".join(result.output.strip().splitlines()[-_OUTPUT_LINES:])
             text.append("\n\nThe end of the test process's output:\n" + tail, style="dim")

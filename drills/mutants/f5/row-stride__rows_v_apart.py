@@ -1,0 +1,96 @@
+"""f5 that finds row r at r * V: right for contiguous logits, wrong for a slice of wider rows."""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+MAX_BLOCK_V = 32768  # Liger-Kernel's MAX_FUSED_SIZE: 32 values per thread at 32 warps
+
+
+@triton.jit
+def _cross_entropy_kernel(
+    logits_ptr, target_ptr, dlogits_ptr, loss_rows_ptr, n_valid_ptr,
+    logits_row_stride, dlogits_row_stride, n_cols, ignore_index,
+    BLOCK_V: tl.constexpr,
+):
+    row_idx = tl.program_id(0).to(tl.int64)  # int64: row_idx * stride passes 2**31 at 128k vocab
+    logits_row = logits_ptr + row_idx * n_cols
+    dlogits_row = dlogits_ptr + row_idx * dlogits_row_stride
+    target = tl.load(target_ptr + row_idx)
+
+    if target == ignore_index:  # an ignored row: no loss, a zero gradient, nothing to read
+        for start in range(0, n_cols, BLOCK_V):
+            offsets = start + tl.arange(0, BLOCK_V)
+            zeros = tl.zeros((BLOCK_V,), dtype=dlogits_ptr.dtype.element_ty)
+            tl.store(dlogits_row + offsets, zeros, mask=offsets < n_cols)
+        tl.store(loss_rows_ptr + row_idx, 0.0)
+        return
+
+    # Pass 1: the online logsumexp. running_sum is sum(exp(x - running_max)) so far.
+    running_max = float("-inf")
+    running_sum = 0.0
+    for start in range(0, n_cols, BLOCK_V):
+        offsets = start + tl.arange(0, BLOCK_V)
+        mask = offsets < n_cols
+        x = tl.load(logits_row + offsets, mask=mask, other=float("-inf")).to(tl.float32)
+        new_max = tl.maximum(running_max, tl.max(x, axis=0))
+        running_sum = running_sum * tl.exp(running_max - new_max) + tl.sum(
+            tl.exp(x - new_max), axis=0
+        )
+        running_max = new_max
+    lse = running_max + tl.log(running_sum)
+
+    inv_n = 1.0 / tl.load(n_valid_ptr).to(tl.float32)  # only counted rows get here: n >= 1
+    target_logit = tl.load(logits_row + target).to(tl.float32)
+    tl.store(loss_rows_ptr + row_idx, (lse - target_logit) * inv_n)
+
+    # Pass 2: the gradient, softmax minus the one-hot, scaled by 1 / n_valid.
+    for start in range(0, n_cols, BLOCK_V):
+        offsets = start + tl.arange(0, BLOCK_V)
+        mask = offsets < n_cols
+        x = tl.load(logits_row + offsets, mask=mask, other=float("-inf")).to(tl.float32)
+        probs = tl.exp(x - lse)
+        grad = tl.where(offsets == target, probs - 1.0, probs) * inv_n
+        tl.store(dlogits_row + offsets, grad.to(dlogits_ptr.dtype.element_ty), mask=mask)
+
+
+def _num_warps(block_v: int) -> int:
+    """Warps for blocks of block_v lanes: 32 values per thread at Liger's 32768-lane block."""
+    return max(4, min(32, block_v // 1024))
+
+
+def cross_entropy(
+    logits: torch.Tensor, target: torch.Tensor, ignore_index: int = -100
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean softmax cross-entropy over the counted rows, and its gradient.
+
+        loss    = mean over rows t with target[t] != ignore_index of
+                  logsumexp(logits[t]) - logits[t, target[t]]
+        dlogits = (softmax(logits[t]) - onehot(target[t])) / n_valid, 0 on ignored rows
+
+    logits: [T, V], float32 / float16 / bfloat16; rows may be strided (a slice of wider rows),
+    each row contiguous. target: [T] int64, each in [0, V) or equal to ignore_index.
+    Returns (loss, dlogits): loss a 0-dim float32 tensor (0 when no row is counted), dlogits a
+    new contiguous [T, V] tensor of logits' dtype.
+    """
+    if logits.dim() != 2 or target.shape != (logits.shape[0],):
+        raise ValueError(f"logits must be [T, V] and target [T]; got {tuple(logits.shape)} "
+                         f"and {tuple(target.shape)}")
+    if target.device != logits.device:
+        raise ValueError(f"target is on {target.device}, logits on {logits.device}")
+    if logits.stride(-1) != 1:
+        logits = logits.contiguous()
+    n_rows, n_cols = logits.shape
+    dlogits = torch.empty((n_rows, n_cols), dtype=logits.dtype, device=logits.device)
+    loss_rows = torch.empty(n_rows, dtype=torch.float32, device=logits.device)
+    # Counted on the device, read by the kernel: no host sync. 0 is never divided by.
+    n_valid = (target != ignore_index).sum()
+    block_v = min(triton.next_power_of_2(n_cols), MAX_BLOCK_V)
+    _cross_entropy_kernel[(n_rows,)](
+        logits, target, dlogits, loss_rows, n_valid,
+        logits.stride(0), dlogits.stride(0), n_cols, ignore_index,
+        BLOCK_V=block_v, num_warps=_num_warps(block_v),
+    )
+    return loss_rows.sum(), dlogits

@@ -1,0 +1,412 @@
+"""Tests for drill M1: a blocked matmul, c = a @ b, with an fp32 accumulator and any strides.
+
+References are a @ b in fp64 from exactly the values the kernel loads, rounded the way the
+backend rounds. Every input sits in a buffer with NaN around it, wide enough for any tile's
+overhang, so a load that crosses the end of K without a mask brings NaN into the result (the
+loads past M or N only reach outputs that a masked store drops). On a mismatch the output is
+compared with what the classic mistakes produce: the partial K block dropped (one suspect per
+power-of-two BLOCK_K), the sum stuck in a bf16 accumulator. Then the same values are run in
+other layouts: a kernel that is right once both inputs have stride 1 along K advances its
+pointers by BLOCK_K elements instead of BLOCK_K * stride.
+
+Shapes are small (a few programs) because the CPU interpreter runs programs one at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+import torch
+
+from tutor.harness import Backend, DrillFailure, Suspect, Tolerance, expect_close, round_to
+from tutor.harness import diagnoses as dx
+from tutor.harness.allocations import never_written
+from tutor.harness.inputs import guard_fill, guard_value
+
+DRILL = "m1"
+
+K_TAIL = "k-tail"
+ACC_DTYPE = "acc-dtype"
+PTR_ADVANCE = "ptr-advance"
+EDGE_TILES = "edge-tiles"
+
+BLOCK_KS = (16, 32, 64, 128, 256)  # the BLOCK_K a learner may pick (tl.dot needs >= 16)
+NAN = float("nan")
+
+
+@pytest.fixture(autouse=True)
+def _bf16_dot_in_interpreter(backend, monkeypatch):
+    """Make the CPU interpreter's tl.dot read bf16 tiles as numbers, as the GPU does.
+
+    Triton 3.9's interpreter keeps bf16 tiles as raw 16-bit integers and hands them to
+    numpy.matmul as such: a bf16 tl.dot gives nonsense even in a correct kernel. Converting
+    both tiles to fp32 first is exact (every bf16 is an fp32) and gives what the GPU computes:
+    exact products summed in fp32. Nothing else in the interpreter changes.
+    """
+    if not backend.is_cpu:
+        return
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    original = interpreter.InterpreterBuilder.create_dot
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        if a.dtype.scalar == tl.bfloat16:
+            a = self.cast_impl(a, tl.float32)
+        if b.dtype.scalar == tl.bfloat16:
+            b = self.cast_impl(b, tl.float32)
+        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+    monkeypatch.setattr(interpreter.InterpreterBuilder, "create_dot", create_dot)
+
+
+# ----------------------------------------------------------------------------------------------
+# Tolerances
+# ----------------------------------------------------------------------------------------------
+
+
+def _tol(dtype: torch.dtype, k: int, backend: Backend) -> Tolerance:
+    """How far a correct kernel's c may be from the fp64 reference.
+
+    fp32 on the CPU: the interpreter's tl.dot is numpy's fp32 matmul, exact products summed in
+    another order than the reference: about 1e-6 of sqrt(K) (the size of c for unit inputs).
+    fp32 on the GPU: tl.dot's default input_precision is TF32 (10-bit mantissas), about 5e-4
+    relative per product, so c is off by ~5e-4 * sqrt(K) rms and 4-5 times that at worst over
+    a few thousand values. The reference solution asks for "ieee" and is far inside this; a
+    TF32 kernel is a fair choice too and passes. Every suspect below is off by O(1).
+    bf16: products are exact and summed in fp32 on both backends; the result's rounding to
+    bf16 can move by one ulp (at most 2**-7 relative) when the fp32 sum differs in its last bits.
+    """
+    scale = k**0.5
+    if dtype == torch.float32:
+        return (
+            Tolerance(atol=1e-5 * scale, rtol=1e-5)
+            if backend.is_cpu
+            else Tolerance(atol=4e-3 * scale, rtol=2e-3)
+        )
+    return Tolerance(atol=1e-4 * scale, rtol=2**-7)
+
+
+# ----------------------------------------------------------------------------------------------
+# Inputs and layouts
+# ----------------------------------------------------------------------------------------------
+
+
+def _guarded(values: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A contiguous copy of `values` with NaN on both sides, more than any tile overhangs.
+
+    A tile of 256 rows past the end of a [R, C] tensor reaches 256 * C elements further: the
+    harness's `guarded` keeps 16384, too few for K = 300, so this keeps 257 * max(R, C).
+    """
+    guard = 257 * max(values.shape)
+    buffer = torch.full(
+        (values.numel() + 2 * guard,), guard_value(), dtype=values.dtype, device=values.device
+    )
+    view = buffer[guard : guard + values.numel()].view(values.shape)
+    view.copy_(values)
+    return view, buffer
+
+
+def contiguous(values: torch.Tensor) -> torch.Tensor:
+    return _guarded(values)[0]
+
+
+def transposed(values: torch.Tensor) -> torch.Tensor:
+    """values as the transpose of a contiguous tensor: the stride along dim 0 is 1."""
+    return _guarded(values.t().contiguous())[0].t()
+
+
+def column_slice(values: torch.Tensor) -> torch.Tensor:
+    """values as the first columns of a wider tensor: rows 7 elements longer in memory (NaN)."""
+    rows, cols = values.shape
+    wide, _ = _guarded(torch.full((rows, cols + 7), NAN, dtype=values.dtype, device=values.device))
+    view = wide[:, :cols]
+    view.copy_(values)
+    return view
+
+
+Layout = Callable[[torch.Tensor], torch.Tensor]
+# (a's layout, b's layout); "unit-k" has stride 1 along K in both, which hides ptr-advance.
+LAYOUTS: dict[str, tuple[Layout, Layout]] = {
+    "contiguous": (contiguous, contiguous),
+    "unit-k": (contiguous, transposed),
+    "a-transposed": (transposed, transposed),
+    "a-transposed-b-contiguous": (transposed, contiguous),
+    "a-sliced-b-transposed": (column_slice, transposed),
+}
+
+
+def _randn(shape: tuple[int, int], seed: int, dtype: torch.dtype, device: str) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(shape, generator=gen).to(device=device, dtype=dtype)
+
+
+# ----------------------------------------------------------------------------------------------
+# The reference, the suspects, and the check every test runs
+# ----------------------------------------------------------------------------------------------
+
+
+def reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b in fp64, returned as fp32 (not yet rounded to a's dtype)."""
+    return (a.double() @ b.double()).float()
+
+
+def suspects(a: torch.Tensor, b: torch.Tensor, backend: Backend) -> list[Suspect]:
+    """What c would be for the mistakes that can be computed from the values alone."""
+    k = a.shape[1]
+    found = []
+    for kept in sorted({k - k % block for block in BLOCK_KS if k % block}):
+        found.append(
+            Suspect(
+                K_TAIL,
+                round_to(reference(a[:, :kept], b[:kept]), a.dtype, backend),
+                f"a @ b over the first {kept} of the K = {k} columns only: the last, partial K "
+                f"block (K is no multiple of BLOCK_K) was left out of the loop",
+            )
+        )
+    return found
+
+
+def _unwritten_edge(out: torch.Tensor) -> str | None:
+    """How the never-written part of `out` looks when it is its last tile rows or columns.
+
+    A grid that rounds a tile count down leaves whole rows at the bottom and/or whole columns
+    at the right of the output never written, and everything else right.
+    """
+    unwritten = never_written(out.detach())
+    if out.dim() != 2 or not unwritten.any() or unwritten.all():
+        return None
+    full_rows, full_cols = unwritten.all(dim=1), unwritten.all(dim=0)
+    rows_from = int(full_rows.size(0) - full_rows.flip(0).int().cumprod(0).sum())
+    cols_from = int(full_cols.size(0) - full_cols.flip(0).int().cumprod(0).sum())
+    edge = torch.zeros_like(unwritten)
+    edge[rows_from:, :] = True
+    edge[:, cols_from:] = True
+    if not torch.equal(unwritten, edge):
+        return None
+    parts = []
+    if rows_from < out.shape[0]:
+        parts.append(f"rows {rows_from}-{out.shape[0] - 1}")
+    if cols_from < out.shape[1]:
+        parts.append(f"columns {cols_from}-{out.shape[1] - 1}")
+    return " and ".join(parts)
+
+
+def _grid_too_small(
+    failure: DrillFailure, out: object, want: torch.Tensor, tol: Tolerance, what: str
+) -> None:
+    """Raise grid-too-small when `failure` is an output left partly unwritten at its edges."""
+    if failure.diagnosis not in (dx.OUTPUT_UNTOUCHED, dx.MISMATCH):
+        return
+    if not isinstance(out, torch.Tensor) or out.shape != want.shape:
+        return
+    edge = _unwritten_edge(out)
+    if edge is None:
+        return
+    written = ~never_written(out.detach())
+    close = torch.isclose(out.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
+    if not bool(close[written].all()):
+        return
+    raise DrillFailure(
+        dx.GRID_TOO_SMALL,
+        failure.message,
+        f"{what}'s {edge} were never written, and the rest is right: the grid has too few "
+        "programs for the last tiles (a count that rounds down: use triton.cdiv).",
+        where=failure.where,
+        error_map=failure.error_map,
+    ) from None
+
+
+def _call(impl, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """impl.matmul(a, b); a store past the end of c means the edge tiles were not masked."""
+    try:
+        return impl.matmul(a, b)
+    except DrillFailure as failure:
+        if failure.diagnosis != dx.MISSING_MASK:
+            raise
+        raise DrillFailure(
+            EDGE_TILES,
+            failure.message,
+            f"c is {a.shape[0]} x {b.shape[1]}, no multiple of your tile: the bottom and right "
+            "tiles stick out of it, and their lanes past M or N were stored.",
+        ) from None
+
+
+def _looks_right(impl, backend: Backend, a_values, b_values, layout: str) -> bool:
+    """Whether the same values, laid out as `layout`, give the right c."""
+    lay_a, lay_b = LAYOUTS[layout]
+    try:
+        c = _call(impl, lay_a(a_values), lay_b(b_values))
+    except DrillFailure:
+        return False
+    want = round_to(reference(a_values, b_values), a_values.dtype, backend)
+    tol = _tol(a_values.dtype, a_values.shape[1], backend)
+    return (
+        isinstance(c, torch.Tensor)
+        and c.shape == want.shape
+        and c.dtype == want.dtype
+        and torch.allclose(c.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
+    )
+
+
+def check_matmul(
+    impl,
+    backend: Backend,
+    a_values: torch.Tensor,
+    b_values: torch.Tensor,
+    layout: str,
+    extra_suspects: tuple[Suspect, ...] = (),
+) -> None:
+    """c = matmul(a, b) with a and b laid out as `layout`, diagnosed when wrong."""
+    lay_a, lay_b = LAYOUTS[layout]
+    a, b = lay_a(a_values), lay_b(b_values)
+    k = a.shape[1]
+    c = _call(impl, a, b)
+    want = reference(a_values, b_values)
+    try:
+        expect_close(
+            c,
+            round_to(want, a.dtype, backend),
+            what="c",
+            tol=_tol(a.dtype, k, backend),
+            suspects=[*suspects(a_values, b_values, backend), *extra_suspects],
+            fp32_rerun=lambda: _call(impl, lay_a(a_values.float()), lay_b(b_values.float())),
+            fp32_expected=want,
+            reads_guarded=True,
+        )
+    except DrillFailure as failure:
+        _grid_too_small(
+            failure, c, round_to(want, a.dtype, backend), _tol(a.dtype, k, backend), "c"
+        )
+        if failure.diagnosis in (dx.MISMATCH, dx.NAN_OR_INF, dx.TAIL_WRONG, dx.MISSING_MASK):
+            # NaN can also come from a slice's slack read with the wrong strides: layout first.
+            _diagnose_layout(impl, backend, a_values, b_values, layout, failure)
+        if failure.diagnosis == dx.MISSING_MASK and _nan_from_guards(
+            impl, a_values, b_values, layout
+        ):
+            raise DrillFailure(
+                K_TAIL,
+                failure.message,
+                "NaN came in from just past the end of a or b along K (the test puts NaN "
+                f"there): with K = {k}, the last K block is partial and its lanes past K "
+                "must be masked. Loads past M or N only reach outputs the store drops.",
+                where=failure.where,
+                error_map=failure.error_map,
+            ) from None
+        if failure.diagnosis == dx.BF16_NO_UPCAST:
+            raise DrillFailure(
+                ACC_DTYPE,
+                failure.message,
+                "The same kernel is right on fp32 inputs, and tl.dot itself is exact for bf16: "
+                "what goes wrong is the sum along K, kept in bf16 between K blocks.",
+                where=failure.where,
+                error_map=failure.error_map,
+            ) from None
+        raise
+
+
+def _nan_from_guards(impl, a_values, b_values, layout: str) -> bool:
+    """Whether the NaN in c go away when the memory around a and b holds 0 instead of NaN.
+
+    If they stay, the kernel makes them itself (0 * inf, inf - inf), not by reading past K.
+    """
+    lay_a, lay_b = LAYOUTS[layout]
+    with guard_fill(0.0):
+        try:
+            c = _call(impl, lay_a(a_values), lay_b(b_values))
+        except DrillFailure:
+            return True
+    return not isinstance(c, torch.Tensor) or bool(torch.isfinite(c).all())
+
+
+def _diagnose_layout(impl, backend, a_values, b_values, layout: str, failure: DrillFailure) -> None:
+    """Name ptr-advance (or ignored strides) when another layout of the same values is right."""
+    strides = (
+        f"a's strides {LAYOUTS[layout][0](a_values).stride()}, "
+        f"b's {LAYOUTS[layout][1](b_values).stride()}"
+    )
+    if layout != "unit-k" and _looks_right(impl, backend, a_values, b_values, "unit-k"):
+        raise DrillFailure(
+            PTR_ADVANCE,
+            failure.message,
+            f"The same values are right when a and b both have stride 1 along K, wrong with "
+            f"{strides}: the pointers move BLOCK_K elements per K block, not "
+            "BLOCK_K * stride_ak (and BLOCK_K * stride_bk).",
+            where=failure.where,
+            error_map=failure.error_map,
+        ) from None
+    if layout != "contiguous" and _looks_right(impl, backend, a_values, b_values, "contiguous"):
+        raise DrillFailure(
+            dx.ROW_STRIDE,
+            failure.message,
+            f"The same values are right in contiguous tensors, wrong with {strides}: the kernel "
+            "assumes a layout instead of using the strides it is given.",
+            where=failure.where,
+            error_map=failure.error_map,
+        ) from None
+
+
+# ----------------------------------------------------------------------------------------------
+# Tests
+# ----------------------------------------------------------------------------------------------
+
+# (M, K, N): no dimension is a multiple of 8, so every tile size leaves partial edge tiles and
+# a partial last K block. K = 100 drops 4, 36 or 100 columns with BLOCK_K = 32, 64 or 128;
+# K = 300 spans two or more K blocks for any BLOCK_K up to 256.
+SHAPES = [
+    pytest.param((100, 100, 70), torch.float32, id="100x100x70-fp32"),
+    pytest.param((37, 300, 45), torch.float32, id="37x300x45-fp32"),
+    pytest.param((100, 100, 70), torch.bfloat16, id="100x100x70-bf16"),
+    pytest.param((5, 300, 3), torch.bfloat16, id="5x300x3-bf16"),
+]
+
+
+@pytest.mark.parametrize(("shape", "dtype"), SHAPES)
+def test_matmul_contiguous(impl, backend, shape, dtype):
+    """Contiguous a [M, K] and b [K, N]: b's stride along K is N, not 1."""
+    m, k, n = shape
+    a = _randn((m, k), seed=m + k, dtype=dtype, device=backend.device)
+    b = _randn((k, n), seed=k + n, dtype=dtype, device=backend.device)
+    check_matmul(impl, backend, a, b, "contiguous")
+
+
+@pytest.mark.parametrize(
+    "layout", ["unit-k", "a-transposed", "a-transposed-b-contiguous", "a-sliced-b-transposed"]
+)
+def test_matmul_strided(impl, backend, layout):
+    """Transposed views and a column slice, read in place: c must not depend on the layout.
+
+    unit-k (a contiguous, b = a transposed [N, K] tensor) has stride 1 along K in both inputs,
+    where advancing by BLOCK_K without the stride happens to be right; the others do not.
+    """
+    m, k, n = 45, 300, 37
+    a = _randn((m, k), seed=3, dtype=torch.float32, device=backend.device)
+    b = _randn((k, n), seed=4, dtype=torch.float32, device=backend.device)
+    check_matmul(impl, backend, a, b, layout)
+
+
+def test_matmul_bf16_accumulator(impl, backend):
+    """bf16 inputs whose sum along K a bf16 accumulator cannot hold.
+
+    The first 256 products are 1 (c reaches 256, exact in bf16 and in any order); the 4096 after
+    them are at most 7/64 * 1/32 = 0.0034, so even a 256-wide K block adds less than 0.875:
+    less than half a bf16 ulp at 256 (ulp 2), and a bf16 accumulator rounds back to 256 every
+    time. An fp32 accumulator keeps all of them: c is about 268, 6 bf16 ulps higher. Every value
+    is a multiple of 2**-10 below 512, so the fp32 sum is exact in any order.
+    """
+    m, n, k_big, k_small = 20, 20, 256, 4096
+    gen = torch.Generator().manual_seed(9)
+    choices = torch.tensor([1 / 16, 3 / 32, 7 / 64])
+    a = torch.cat([torch.ones(m, k_big), torch.full((m, k_small), 1 / 32)], dim=1)
+    b = torch.cat(
+        [torch.ones(k_big, n), choices[torch.randint(0, 3, (k_small, n), generator=gen)]], dim=0
+    )
+    a, b = (t.to(device=backend.device, dtype=torch.bfloat16) for t in (a, b))
+    stuck = Suspect(
+        ACC_DTYPE,
+        torch.full((m, n), 256.0, device=backend.device, dtype=torch.bfloat16),
+        "256, the sum of the first K block(s): every later block adds less than "
+        "half a bf16 ulp, so a bf16 accumulator rounds it away",
+    )
+    check_matmul(impl, backend, a, b, "contiguous", extra_suspects=(stuck,))

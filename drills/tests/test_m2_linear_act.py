@@ -1,0 +1,327 @@
+"""Tests for drill M2: y = gelu_tanh(x @ w.T + b) with the bias and GELU fused after the K loop.
+
+References are computed in fp64 from exactly the values the kernel loads, then rounded the way
+the backend rounds. On a mismatch the output is compared with what each classic mistake
+computes on the same inputs: the bias indexed by the row (M < N, so b[m] exists and differs),
+GELU before the bias, the bias or GELU applied in every K block (K = 300 spans several blocks
+of any BLOCK_K up to 256: one suspect per power-of-two BLOCK_K), and w read as if it were
+[K, N] (N != K). Every tensor sits in a buffer with NaN around it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pytest
+import torch
+
+from tutor.harness import Backend, DrillFailure, Suspect, Tolerance, expect_close, round_to
+from tutor.harness import diagnoses as dx
+from tutor.harness.allocations import never_written
+from tutor.harness.inputs import guard_value
+
+DRILL = "m2"
+
+BIAS_AXIS = "bias-axis"
+EPILOGUE_ORDER = "epilogue-order"
+EPILOGUE_IN_LOOP = "epilogue-in-loop"
+WEIGHT_TRANSPOSE = "weight-transpose"
+
+BLOCK_KS = (16, 32, 64, 128, 256)  # the BLOCK_K a learner may pick (tl.dot needs >= 16)
+NAN = float("nan")
+
+
+@pytest.fixture(autouse=True)
+def _bf16_dot_in_interpreter(backend, monkeypatch):
+    """Make the CPU interpreter's tl.dot read bf16 tiles as numbers, as the GPU does.
+
+    Triton 3.9's interpreter keeps bf16 tiles as raw 16-bit integers and hands them to
+    numpy.matmul as such: a bf16 tl.dot gives nonsense even in a correct kernel. Converting
+    both tiles to fp32 first is exact and gives what the GPU computes: exact products summed in
+    fp32. Nothing else in the interpreter changes.
+    """
+    if not backend.is_cpu:
+        return
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    original = interpreter.InterpreterBuilder.create_dot
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        if a.dtype.scalar == tl.bfloat16:
+            a = self.cast_impl(a, tl.float32)
+        if b.dtype.scalar == tl.bfloat16:
+            b = self.cast_impl(b, tl.float32)
+        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+    monkeypatch.setattr(interpreter.InterpreterBuilder, "create_dot", create_dot)
+
+
+def _tol(dtype: torch.dtype, backend: Backend) -> Tolerance:
+    """How far a correct kernel's y may be from the fp64 reference.
+
+    w is scaled by 1/sqrt(K), so v = x @ w.T + b is of size 1-3 and GELU's slope is at most 1.13.
+    fp32, CPU: exact products summed in another order, and fp32 GELU: a few 1e-7.
+    fp32, GPU: tl.dot's default TF32 (10-bit mantissas) is off by about 5e-4 * |v| rms, a few
+    times that at worst; the approximate sigmoid adds a few ulps. The reference solution uses
+    "ieee" and is far inside this. Every suspect below moves y by 0.1 or more.
+    bf16: the final rounding can move by one ulp (2**-7 relative at most).
+    """
+    if dtype == torch.float32:
+        return (
+            Tolerance(atol=1e-5, rtol=1e-5) if backend.is_cpu else Tolerance(atol=5e-3, rtol=2e-3)
+        )
+    return Tolerance(atol=1e-4, rtol=2**-7)
+
+
+# ----------------------------------------------------------------------------------------------
+# Inputs
+# ----------------------------------------------------------------------------------------------
+
+
+def _guarded(values: torch.Tensor) -> torch.Tensor:
+    """A contiguous copy of `values` with NaN on both sides, more than any tile overhangs."""
+    guard = 257 * max(values.shape)
+    buffer = torch.full(
+        (values.numel() + 2 * guard,), guard_value(), dtype=values.dtype, device=values.device
+    )
+    view = buffer[guard : guard + values.numel()].view(values.shape)
+    view.copy_(values)
+    return view
+
+
+def _inputs(m: int, k: int, n: int, seed: int, dtype: torch.dtype, device: str):
+    """x ~ N(0, 1) [M, K], w ~ N(0, 1/K) [N, K], b ~ N(0, 1) [N]: v = x @ w.T + b is O(1).
+
+    Where GELU bends (v between -3 and 1), so moving the bias or GELU changes y by O(1).
+    """
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(m, k, generator=gen)
+    w = torch.randn(n, k, generator=gen) / math.sqrt(k)
+    b = torch.randn(n, generator=gen)
+    return tuple(t.to(device=device, dtype=dtype) for t in (x, w, b))
+
+
+# ----------------------------------------------------------------------------------------------
+# The reference and what each mistake computes instead
+# ----------------------------------------------------------------------------------------------
+
+
+def gelu(v: torch.Tensor) -> torch.Tensor:
+    return 0.5 * v * (1 + torch.tanh(math.sqrt(2 / math.pi) * (v + 0.044715 * v**3)))
+
+
+def reference(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """gelu_tanh(x @ w.T + b) in fp64."""
+    return gelu(x.double() @ w.double().T + b.double())
+
+
+def _per_block(
+    x: torch.Tensor,
+    w: torch.Tensor,
+    b: torch.Tensor,
+    block: int,
+    step: Callable[[torch.Tensor], torch.Tensor],
+) -> torch.Tensor:
+    """acc = step(acc + x[:, blk] @ w[:, blk].T) for every K block of `block` columns."""
+    xd, wd = x.double(), w.double()
+    acc = torch.zeros(x.shape[0], w.shape[0], dtype=torch.float64, device=x.device)
+    for start in range(0, x.shape[1], block):
+        acc = step(acc + xd[:, start : start + block] @ wd[:, start : start + block].T)
+    return acc
+
+
+def _as_k_by_n(w: torch.Tensor) -> torch.Tensor | None:
+    """w's memory read as a [K, N] matrix with the strides w has (K, 1): element (k, n) at
+    k * K + n. None when that reaches past the end of w (K > N): the test sees NaN then."""
+    n, k = w.shape
+    index = torch.arange(k)[:, None] * k + torch.arange(n)[None, :]
+    if int(index.max()) >= w.numel():
+        return None
+    return w.reshape(-1)[index.to(w.device)]
+
+
+def suspects(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, backend: Backend) -> list[Suspect]:
+    m, k = x.shape
+    n = w.shape[0]
+    xd, wd, bd = x.double(), w.double(), b.double()
+    xw = xd @ wd.T
+    found = [
+        (
+            BIAS_AXIS,
+            gelu(xw + bd[:m, None]),
+            f"the bias added along the rows: y[m, n] got b[m] (M = {m}), not b[n]",
+        ),
+        (EPILOGUE_ORDER, gelu(xw) + bd, "gelu(x @ w.T) + b: GELU applied before the bias"),
+        (
+            WEIGHT_TRANSPOSE,
+            gelu(xd @ wd.reshape(k, n) + bd),
+            "x @ w.reshape(K, N) + b: w's [N, K] memory read as a [K, N] matrix (a reshape is "
+            "not a transpose)",
+        ),
+    ]
+    as_kn = _as_k_by_n(w)
+    if as_kn is not None:
+        found.append(
+            (
+                WEIGHT_TRANSPOSE,
+                gelu(xd @ as_kn.double() + bd),
+                "w's strides used as if w were [K, N]: element (k, n) of the tile read "
+                "at k * stride(0) + n * stride(1), which is w[k, n], not w[n, k]",
+            )
+        )
+    for block in BLOCK_KS:
+        blocks = -(-k // block)
+        if blocks < 2:
+            continue
+        found += [
+            (
+                EPILOGUE_IN_LOOP,
+                gelu(xw + blocks * bd),
+                f"gelu(x @ w.T + {blocks} * b): the bias added in each of the {blocks} K blocks "
+                f"(BLOCK_K = {block})",
+            ),
+            (
+                EPILOGUE_IN_LOOP,
+                _per_block(x, w, b, block, lambda acc: gelu(acc + bd)),
+                f"bias and GELU applied to the running sum after each of the {blocks} K blocks "
+                f"(BLOCK_K = {block})",
+            ),
+            (
+                EPILOGUE_IN_LOOP,
+                gelu(_per_block(x, w, b, block, gelu) + bd),
+                f"GELU applied to the running sum after each of the {blocks} K blocks "
+                f"(BLOCK_K = {block})",
+            ),
+        ]
+    return [Suspect(d, round_to(v.float(), x.dtype, backend), story) for d, v, story in found]
+
+
+def _unwritten_edge(out: torch.Tensor) -> str | None:
+    """How the never-written part of `out` looks when it is its last tile rows or columns.
+
+    A grid that rounds a tile count down leaves whole rows at the bottom and/or whole columns
+    at the right of the output never written, and everything else right.
+    """
+    unwritten = never_written(out.detach())
+    if out.dim() != 2 or not unwritten.any() or unwritten.all():
+        return None
+    full_rows, full_cols = unwritten.all(dim=1), unwritten.all(dim=0)
+    rows_from = int(full_rows.size(0) - full_rows.flip(0).int().cumprod(0).sum())
+    cols_from = int(full_cols.size(0) - full_cols.flip(0).int().cumprod(0).sum())
+    edge = torch.zeros_like(unwritten)
+    edge[rows_from:, :] = True
+    edge[:, cols_from:] = True
+    if not torch.equal(unwritten, edge):
+        return None
+    parts = []
+    if rows_from < out.shape[0]:
+        parts.append(f"rows {rows_from}-{out.shape[0] - 1}")
+    if cols_from < out.shape[1]:
+        parts.append(f"columns {cols_from}-{out.shape[1] - 1}")
+    return " and ".join(parts)
+
+
+def _grid_too_small(
+    failure: DrillFailure, out: object, want: torch.Tensor, tol: Tolerance, what: str
+) -> None:
+    """Raise grid-too-small when `failure` is an output left partly unwritten at its edges."""
+    if failure.diagnosis not in (dx.OUTPUT_UNTOUCHED, dx.MISMATCH):
+        return
+    if not isinstance(out, torch.Tensor) or out.shape != want.shape:
+        return
+    edge = _unwritten_edge(out)
+    if edge is None:
+        return
+    written = ~never_written(out.detach())
+    close = torch.isclose(out.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
+    if not bool(close[written].all()):
+        return
+    raise DrillFailure(
+        dx.GRID_TOO_SMALL,
+        failure.message,
+        f"{what}'s {edge} were never written, and the rest is right: the grid has too few "
+        "programs for the last tiles (a count that rounds down: use triton.cdiv).",
+        where=failure.where,
+        error_map=failure.error_map,
+    ) from None
+
+
+def _expect_y(y: object, want: torch.Tensor, *, tol: Tolerance, **kwargs) -> None:
+    """expect_close on y, with grid-too-small named from the shape of its unwritten part."""
+    try:
+        expect_close(y, want, what="y", tol=tol, **kwargs)
+    except DrillFailure as failure:
+        _grid_too_small(failure, y, want, tol, "y")
+        raise
+
+
+def check_linear_gelu(
+    impl, backend: Backend, x: torch.Tensor, w: torch.Tensor, b: torch.Tensor
+) -> None:
+    """y = linear_gelu(x, w, b) on NaN-guarded copies, diagnosed when wrong."""
+    y = impl.linear_gelu(_guarded(x), _guarded(w), _guarded(b))
+    want = reference(x, w, b).float()
+    _expect_y(
+        y,
+        round_to(want, x.dtype, backend),
+        tol=_tol(x.dtype, backend),
+        suspects=suspects(x, w, b, backend),
+        fp32_rerun=lambda: impl.linear_gelu(
+            _guarded(x.float()), _guarded(w.float()), _guarded(b.float())
+        ),
+        fp32_expected=want,
+        reads_guarded=True,
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Tests
+# ----------------------------------------------------------------------------------------------
+
+# (M, K, N): M < N so a bias indexed by the row exists and differs; N != K so reading w as
+# [K, N] differs from w.T; K = 300 spans 2-19 K blocks of any BLOCK_K from 256 down to 16.
+# None is a multiple of 8: every tile size leaves partial edge tiles and a partial K block.
+SHAPES = [
+    pytest.param((37, 300, 100), torch.float32, id="37x300x100-fp32"),
+    pytest.param((37, 300, 100), torch.bfloat16, id="37x300x100-bf16"),
+    pytest.param((5, 300, 21), torch.float32, id="5x300x21-fp32"),
+]
+
+
+@pytest.mark.parametrize(("shape", "dtype"), SHAPES)
+def test_linear_gelu(impl, backend, shape, dtype):
+    """nn.Linear's layout: x [M, K] and w [N, K] contiguous, b [N]."""
+    m, k, n = shape
+    x, w, b = _inputs(m, k, n, seed=m + k + n, dtype=dtype, device=backend.device)
+    check_linear_gelu(impl, backend, x, w, b)
+
+
+def test_linear_gelu_wide_output(impl, backend):
+    """N = 100 > K = 48: w's memory read as [K, N] with w's own strides stays inside w.
+
+    So a kernel that walks w as if it were [K, N] gives values the test can recompute (with
+    K > N it runs off the end of w and reads NaN).
+    """
+    x, w, b = _inputs(20, 48, 100, seed=5, dtype=torch.float32, device=backend.device)
+    check_linear_gelu(impl, backend, x, w, b)
+
+
+def test_linear_gelu_strided(impl, backend):
+    """x a slice of wider rows and w the transpose of a [K, N] tensor: read through strides."""
+    m, k, n = 20, 300, 45
+    x_values, w_values, b = _inputs(m, k, n, seed=6, dtype=torch.float32, device=backend.device)
+    wide = _guarded(torch.full((m, k + 5), NAN, device=backend.device))
+    x = wide[:, :k]
+    x.copy_(x_values)
+    w = _guarded(w_values.t().contiguous()).t()
+    y = impl.linear_gelu(x, w, _guarded(b))
+    want = reference(x_values, w_values, b).float()
+    _expect_y(
+        y,
+        want,
+        tol=_tol(torch.float32, backend),
+        suspects=suspects(x_values, w_values, b, backend),
+        reads_guarded=True,
+    )

@@ -1,0 +1,320 @@
+"""Nothing the learner does can hurt the tutor or lose their work: real processes, signals, files.
+
+However a run ends (its tests finish, a hang is killed, the tutor gets SIGTERM, SIGHUP, SIGINT
+or SIGKILL), no process of it is left; a run past its memory limit ends with its own status;
+the tutor's writes never follow a symbolic link; broken files are one line with exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import uuid
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tutor import diagnoses as dx
+from tutor import results as r
+from tutor.catalogue import load_catalogue
+from tutor.progress import ProgressStore
+from tutor.runner import Runner
+
+# A T3 learner file whose layer_norm starts two processes that would outlive a careless run
+# (one in the run's group, one in a session of its own), writes a flag, then spins forever.
+SPAWNS_AND_HANGS = """
+import subprocess, time
+from pathlib import Path
+
+def layer_norm(x, weight, bias, eps=1e-5):
+    subprocess.Popen(["sleep", "{mark}"])
+    subprocess.Popen(["sleep", "{mark}"], start_new_session=True)
+    Path("{flag}").write_text("running")
+    while {hang}:
+        time.sleep(0.05)
+    raise NotImplementedError("TODO")
+
+def rms_norm(x, weight, eps=1e-6):
+    raise NotImplementedError("TODO")
+"""
+
+
+def _learner(tmp_path: Path, *, hang: bool) -> tuple[Path, str, Path]:
+    mark = f"{600 + uuid.uuid4().int % 10_000}.{uuid.uuid4().int % 1000}"  # unique sleep time
+    flag = tmp_path / f"running-{uuid.uuid4().hex}"
+    path = tmp_path / "learner.py"
+    path.write_text(SPAWNS_AND_HANGS.format(mark=mark, flag=flag, hang=hang))
+    return path, mark, flag
+
+
+def _sleepers(mark: str) -> list[psutil.Process]:
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        if process.info["cmdline"] == ["sleep", mark]:
+            found.append(process)
+    return found
+
+
+def _gone_within(check, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not check():
+            return True
+        time.sleep(0.1)
+    return not check()
+
+
+def _wait_for(path: Path, seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, "the learner's code never started"
+        time.sleep(0.1)
+
+
+def test_processes_the_learner_leaves_behind_end_with_the_run(course, tmp_path):
+    path, mark, _ = _learner(tmp_path, hang=False)
+    result = Runner(load_catalogue(course), force_cpu=True).run("t3", str(path))
+    assert result.status == r.FAILED and result.diagnoses[0] == dx.NOT_STARTED
+    assert _gone_within(lambda: _sleepers(mark)), "a process the learner started outlived the run"
+
+
+def test_a_hang_is_ended_with_everything_it_started(course, tmp_path):
+    path, mark, _ = _learner(tmp_path, hang=True)
+    result = Runner(load_catalogue(course), force_cpu=True, timeout=5).run("t3", str(path))
+    assert result.status == r.TIMEOUT and "killed after 5 s while running" in result.message
+    assert _gone_within(lambda: _sleepers(mark))
+
+
+def _run_processes(course: Path, mark: str) -> list[psutil.Process]:
+    """The tutor's test child (its command names the course) and the learner's sleepers."""
+    found = _sleepers(mark)
+    for process in psutil.process_iter(["cmdline"]):
+        cmdline = process.info["cmdline"] or []
+        if "pytest" in cmdline and any(str(course) in part for part in cmdline):
+            found.append(process)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("signum", "code", "words"),
+    [
+        (signal.SIGINT, 130, "interrupted (Ctrl-C)"),
+        (signal.SIGTERM, 128 + signal.SIGTERM, "stopped by SIGTERM"),
+        (signal.SIGHUP, 128 + signal.SIGHUP, "stopped by SIGHUP"),
+        (signal.SIGKILL, -signal.SIGKILL, None),
+    ],
+    ids=["SIGINT", "SIGTERM", "SIGHUP", "SIGKILL"],
+)
+def test_however_the_tutor_ends_no_process_of_its_run_is_left(
+    course, tmp_path, signum, code, words
+):
+    path, mark, flag = _learner(tmp_path, hang=True)
+    tutor = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tutor",
+            "--root",
+            str(course.root),
+            "check",
+            "t3",
+            "--impl",
+            str(path),
+            "--cpu",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        _wait_for(flag)
+        assert _run_processes(course.root, mark), "the run's processes should be up by now"
+        tutor.send_signal(signum)  # one signal: a first Ctrl-C must be enough
+        _, err = tutor.communicate(timeout=30)
+    finally:
+        if tutor.poll() is None:
+            tutor.kill()
+    assert tutor.returncode == code
+    if words:
+        assert words in err and "Traceback" not in err
+    assert _gone_within(lambda: _run_processes(course.root, mark)), [
+        p.info for p in _run_processes(course.root, mark)
+    ]
+
+
+EATS_MEMORY = """
+import time, torch
+
+def layer_norm(x, weight, bias, eps=1e-5):
+    hoard = torch.ones(6 * 2**30 // 4)  # 6 GiB, touched
+    time.sleep(60)
+    return hoard
+
+def rms_norm(x, weight, eps=1e-6):
+    raise NotImplementedError("TODO")
+"""
+
+
+def test_a_run_past_its_memory_limit_ends_as_out_of_memory(course, tmp_path):
+    path = tmp_path / "hoard.py"
+    path.write_text(EATS_MEMORY)
+    runner = Runner(load_catalogue(course), force_cpu=True, memory_limit=2 * 2**30)
+    result = runner.run("t3", str(path))
+    assert result.status == r.OUT_OF_MEMORY
+    assert result.diagnoses == [dx.OUT_OF_MEMORY]
+    assert (
+        "past its limit of 2.0 GiB" in result.message and "TUTOR_MEMORY_LIMIT_MB" in result.message
+    )
+
+
+def tutor(course, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tutor", "--root", str(course.root), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=course.root,
+    )
+
+
+def test_the_tutor_never_writes_through_a_symbolic_link(course, tmp_path):
+    outside = tmp_path / "outside.py"
+    outside.write_text("# somebody else's file\n")
+    mine = course.mine("t3_layernorm.py")
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.symlink_to(outside)
+    for args in (("reset", "t3"), ("check", "t3", "--cpu")):
+        out = tutor(course, *args)
+        assert out.returncode == 2 and "is a symbolic link" in out.stderr, out.stderr
+        assert "Traceback" not in out.stderr
+    assert outside.read_text() == "# somebody else's file\n"
+    dangling = tmp_path / "nowhere" / "t1.py"
+    course.mine("t1_gelu.py").symlink_to(dangling)
+    out = tutor(course, "check", "t1", "--cpu")
+    assert out.returncode == 2 and "is a symbolic link" in out.stderr
+    assert not dangling.exists() and not dangling.parent.exists()
+
+
+def test_a_folder_where_the_learner_file_should_be_is_named(course):
+    course.mine("t1_gelu.py").mkdir(parents=True)
+    out = tutor(course, "check", "t1", "--cpu")
+    assert out.returncode == 2 and "is a directory" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_missing_starter_is_named(course):
+    course.starter("t1_gelu.py").unlink()
+    for args in (("check", "t1", "--cpu"), ("reset", "t1")):
+        out = tutor(course, *args)
+        assert out.returncode == 2 and "no starter for t1" in out.stderr, out.stderr
+
+
+def test_a_broken_hints_file_is_found_before_the_run(course):
+    course.hints("t3").write_text("format: 1\ndiagnoses:\n  x: [unclosed\n")
+    out = tutor(course, "check", "t3", "--cpu")
+    assert out.returncode == 2 and "hints/t3.yaml:" in out.stderr, out.stderr
+    assert "not valid YAML" in out.stderr and "Traceback" not in out.stderr
+    assert not course.progress_file.exists()  # nothing ran, nothing recorded
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "0", "inf", "soon"])
+def test_a_time_limit_must_be_a_positive_number(course, value):
+    out = tutor(course, "check", "t3", "--timeout", value)
+    assert out.returncode == 2 and "--timeout" in out.stderr
+
+
+def test_a_file_under_test_that_is_not_python_is_named(course, tmp_path):
+    text = tmp_path / "kernel.txt"
+    text.write_text("def gelu_tanh(x): ...\n")
+    out = tutor(course, "check", "t1", "--impl", str(text), "--cpu")
+    assert out.returncode == 2 and "is not a Python file" in out.stderr
+
+
+def test_sys_exit_at_import_is_named(course, tmp_path):
+    path = tmp_path / "exits.py"
+    path.write_text("import sys\nsys.exit(0)\n")
+    result = Runner(load_catalogue(course), force_cpu=True).run("t1", str(path))
+    assert result.status == r.FAILED and result.diagnoses == [dx.IMPORT_ERROR]
+    assert "called sys.exit(0)" in result.tests[0].message
+
+
+def test_a_fork_does_not_report_every_test_twice(course, tmp_path):
+    path = tmp_path / "forks.py"
+    path.write_text(
+        textwrap.dedent("""
+        import os
+
+        def gelu_tanh(x):
+            os.fork()  # both processes go on running the tests
+            raise NotImplementedError("TODO")
+    """)
+    )
+    result = Runner(load_catalogue(course), force_cpu=True).run("t1", str(path))
+    ids = [t.id for t in result.tests]
+    assert ids and len(ids) == len(set(ids)) and result.diagnoses == [dx.NOT_STARTED]
+
+
+def test_output_to_a_closed_pipe_is_no_traceback(course):
+    done = subprocess.run(
+        f"{sys.executable} -m tutor --root {course.root} list | head -n 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "Traceback" not in done.stderr and done.stdout.strip()
+
+
+INCREMENT = """
+import sys
+from pathlib import Path
+from tutor.progress import ProgressStore
+store = ProgressStore(Path(sys.argv[1]))
+with store.update():
+    store.drill("t1").runs += 1
+"""
+
+
+def test_concurrent_updates_keep_every_change(tmp_path):
+    path = tmp_path / ".tutor" / "progress.json"
+    workers = [subprocess.Popen([sys.executable, "-c", INCREMENT, str(path)]) for _ in range(10)]
+    assert all(w.wait(timeout=120) == 0 for w in workers)
+    assert ProgressStore(path).drill("t1").runs == 10
+
+
+def test_corrupt_progress_files_are_set_aside_without_overwriting_each_other(tmp_path):
+    path = tmp_path / ".tutor" / "progress.json"
+    path.parent.mkdir()
+    for text in ("{not json", json.dumps({"schema": 1, "drills": {"t1": {"runs": "many"}}})):
+        path.write_text(text)
+        assert "moved to" in (ProgressStore(path).warning or "")
+    asides = sorted(p.read_text() for p in path.parent.glob("progress.json.corrupt-*"))
+    assert len(asides) == 2 and "{not json" in asides
+
+
+def test_an_unreadable_progress_file_is_reported_not_moved(course):
+    course.progress_file.mkdir(parents=True)  # a folder where the file should be
+    out = tutor(course, "progress")
+    assert out.returncode == 2 and "cannot be read" in out.stderr
+    assert course.progress_file.is_dir() and not list(course.state_dir.glob("*.corrupt-*"))
+
+
+def test_a_file_name_with_a_nul_in_the_catalogue_is_named(course):
+    text = course.catalogue.read_text().replace("file: t1_gelu.py", 'file: "t1\\0gelu.py"')
+    course.catalogue.write_text(text)
+    out = tutor(course, "list")
+    assert out.returncode == 2 and "drill 't1': key 'file' must be a bare file name" in out.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a read-only folder stops root only this way")
+def test_a_read_only_state_folder_is_one_line(course, tmp_path):
+    course.state_dir.mkdir()
+    (course.state_dir / "progress.lock").mkdir()  # the lock cannot be opened: an OSError
+    out = tutor(course, "hint", "t1")
+    assert "Traceback" not in out.stderr

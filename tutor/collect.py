@@ -1,0 +1,56 @@
+"""Which tests a drill has: pytest's --collect-only in a child process, for naming the tests a
+timed-out or crashed run never reached. Torch is imported by the child, never here."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tutor.catalogue import Catalogue
+from tutor.results import RunResult
+
+COLLECT_TIMEOUT_S = 90.0
+
+
+def test_ids(
+    catalogue: Catalogue,
+    drill_id: str,
+    impl: str = "mine",
+    *,
+    force_cpu: bool = False,
+    python: str = sys.executable,
+    timeout: float = COLLECT_TIMEOUT_S,
+) -> list[str] | None:
+    """The node ids of the drill's tests, in order; None when they cannot be collected."""
+    drill = catalogue.drill(drill_id)
+    paths = catalogue.paths
+    command = [
+        python,
+        "-m",
+        "pytest",
+        str(paths.test_file(drill.file)),
+        "--collect-only",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        f"--impl={paths.resolve_impl(drill.file, impl)}",
+        f"--rootdir={paths.root}",
+    ]
+    if force_cpu:
+        command.append("--cpu")
+    try:
+        done = subprocess.run(
+            command, cwd=paths.root, capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    ids = [line.strip() for line in done.stdout.splitlines() if "::" in line]
+    return ids or None
+
+
+def never_ran(result: RunResult, ids: list[str] | None) -> list[str]:
+    """The tests of `ids` that have no result in `result` (a run cut short), by name."""
+    if not ids:
+        return []
+    seen = {t.id.split("::")[-1] for t in result.tests}
+    return [i.split("::")[-1] for i in ids if i.split("::")[-1] not in seen]

@@ -1,0 +1,66 @@
+"""The drill screen's collaborators, handed to its constructor (as posting hands its screens
+their services): the core objects, and the few settings the screen acts on.
+
+Nothing here is Textual: tests build a Services from the fixture course and a fake runner.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from tutor.bench import BenchReport
+from tutor.catalogue import Catalogue
+from tutor.coach import Coach
+from tutor.progress import ProgressStore
+from tutor.results import RunResult
+
+
+class DrillRunner(Protocol):
+    """What the app needs of a runner (tutor.runner.Runner, or a fake in tests)."""
+
+    def run(
+        self,
+        drill_id: str,
+        impl: str = "mine",
+        *,
+        on_event: Callable[[Any], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> RunResult: ...
+
+
+# tutor.bench.bench_drill(catalogue, drill_id, impl, *, runner, force_cpu, on_progress, cancel)
+BenchFunction = Callable[..., BenchReport]
+# The ids of a drill's tests, for naming the ones a timed-out run never reached (None: unknown).
+TestLister = Callable[[str, str], "list[str] | None"]
+
+
+@dataclass(frozen=True)
+class WatchSettings:
+    """How saving a learner file re-runs its drill (watchfiles.awatch's grouping)."""
+
+    on_at_start: bool = True
+    debounce_ms: int = 1000
+    step_ms: int = 150
+
+
+@dataclass(frozen=True)
+class Services:
+    catalogue: Catalogue
+    store: ProgressStore
+    coach: Coach
+    runner: DrillRunner
+    bench: BenchFunction
+    gpu_probe: Callable[[], str | None]
+    """Returns the GPU's name or None; called once, in a worker."""
+    force_cpu: bool = False
+    watch: WatchSettings = WatchSettings()
+    list_tests: TestLister | None = None
+
+    @property
+    def time_limit(self) -> float | None:
+        """Seconds before a run is killed, when the runner says (tutor.runner.Runner does)."""
+        limit = getattr(self.runner, "timeout", None)
+        return float(limit) if isinstance(limit, int | float) else None
