@@ -73,6 +73,10 @@ if os.environ.get(CHILD):  # the kernels exist in the child only, interpreted an
         tl.store(x_ptr, libdevice.j0(tl.load(x_ptr)))
 
     @triton.jit
+    def block_pointer(x_ptr):
+        tl.make_block_ptr(x_ptr, (4,), (1,), (0,), (4,), (0,))
+
+    @triton.jit
     def helper(v):
         return tl.sum(v, axis=0)
 
@@ -180,3 +184,35 @@ def test_install_warns_on_an_untested_version(k, monkeypatch):
         warnings.simplefilter("always")
         interpreter.install()
     assert any("tested with triton" in str(w.message) for w in seen)
+
+
+def test_triton_api_refusal_is_a_compile_error_on_both_backends(k):
+    # tl.make_block_ptr raises NotImplementedError in triton 3.9 itself, on a GPU too: it is
+    # a compile error, neither `not-started` nor a limit of the interpreter.
+    x = torch.ones(4)
+    try:
+        k.block_pointer[(1,)](x)
+    except Exception as exc:  # noqa: BLE001 - classified below
+        failure = classify(exc, "kernel", Path(__file__))
+    else:
+        pytest.skip("this triton still has block pointers")
+    assert failure.diagnosis == dx.TRITON_COMPILE_ERROR
+    assert failure.line is not None
+
+
+def test_bf16_no_upcast_says_it_depends_on_the_backend(k):
+    # bf16 arithmetic without an upcast is garbage only in the interpreter: the failure says so.
+    from tutor.harness import DrillFailure, Tolerance, expect_close
+
+    want = torch.ones(4, dtype=torch.bfloat16)
+    with pytest.raises(DrillFailure) as caught:
+        expect_close(
+            torch.zeros(4, dtype=torch.bfloat16) + 3,
+            want,
+            what="y",
+            tol=Tolerance(1e-2, 1e-2),
+            fp32_rerun=lambda: torch.ones(4),
+            fp32_expected=torch.ones(4),
+        )
+    assert caught.value.diagnosis == dx.BF16_NO_UPCAST
+    assert "depends on the backend" in caught.value.details
