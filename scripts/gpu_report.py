@@ -128,6 +128,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-bench", action="store_true", help="no benches")
     parser.add_argument("--no-compile", action="store_true", help="benches without torch.compile")
     parser.add_argument(
+        "--compile-drills",
+        default="",
+        help="drills (comma-separated) whose benches include torch.compile (default: all)",
+    )
+    parser.add_argument(
         "--check-columns",
         default="",
         help="drills (comma-separated) whose eager and torch.compile columns are timed again, "
@@ -278,7 +283,8 @@ def run_bench(
         drill_id,
         "solutions",
         verify=False,
-        compile=not args.no_compile,
+        compile=not args.no_compile
+        and (not args.compile_drills or drill_id in args.compile_drills.split(",")),
         timeout=timeout,
         on_progress=lambda line: print(f"    {line}", flush=True),
     )

@@ -82,8 +82,9 @@ class Catalogue:
     paths: CoursePaths
 
     def drill(self, drill_id: str) -> Drill:
+        """The drill named `drill_id`, in any case (`T3` is t3, as the lessons write it)."""
         for drill in self.drills:
-            if drill.id == drill_id:
+            if drill.id == drill_id.lower():
                 return drill
         known = ", ".join(d.id for d in self.drills)
         raise KeyError(f"no drill {drill_id!r} in {self.paths.catalogue} (known: {known})")

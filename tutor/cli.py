@@ -166,10 +166,8 @@ def _main(args: argparse.Namespace) -> int:
 
 
 def _drill(catalogue: Catalogue, drill_id: str):
-    """The drill named `drill_id`, in any case (`T3` is t3, as the lessons write it)."""
-    matches = [d.id for d in catalogue.drills if d.id.lower() == drill_id.lower()]
     try:
-        drill = catalogue.drill(matches[0] if matches else drill_id)
+        drill = catalogue.drill(drill_id)
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
     if drill.coming:

@@ -42,7 +42,11 @@ class Coach:
 
     def record_run(self, result: RunResult) -> HintView | None:
         """Count a run of the learner's own file; reveal stage 1 of a new diagnosis."""
-        self.store.reload()
+        with self.store.update():  # under the lock: runs finishing at once keep every count
+            self._record(result)
+        return self.current(result.drill)
+
+    def _record(self, result: RunResult) -> None:
         state = self.store.drill(result.drill)
         state.runs += 1
         state.last_run = {
@@ -65,8 +69,6 @@ class Coach:
             state.active_diagnosis = result.diagnoses[0] if result.diagnoses else None
             if state.active_diagnosis and not state.hints.get(state.active_diagnosis):
                 state.hints[state.active_diagnosis] = 1
-        self.store.save()
-        return self.current(result.drill)
 
     def current(self, drill_id: str) -> HintView | None:
         state = self.store.drill(drill_id)
@@ -99,13 +101,11 @@ class Coach:
 
     def reveal_next(self, drill_id: str) -> HintView | None:
         """Reveal one more stage of the active diagnosis (none when there is no failure)."""
-        self.store.reload()
-        view = self.current(drill_id)
-        if view is None or view.exhausted:
-            return view
-        state = self.store.drill(drill_id)
-        state.hints[view.diagnosis] = len(view.stages) + 1
-        self.store.save()
+        with self.store.update():
+            view = self.current(drill_id)
+            if view is None or view.exhausted:
+                return view
+            self.store.drill(drill_id).hints[view.diagnosis] = len(view.stages) + 1
         return self.current(drill_id)
 
     def forget_run(self, drill_id: str) -> None:

@@ -89,3 +89,13 @@ def test_the_apps_own_writes_are_recognised_once(tmp_path: Path):
     session.note_write(path, "starter")
     assert session.is_own_write(path, "starter")
     assert not session.is_own_write(path, "starter")
+
+
+def test_a_reset_cancels_the_run_in_progress_and_drops_its_result():
+    session = Session()
+    ticket = session.start_run("a1")
+    session.forget("a1")
+    assert ticket.cancel.is_set() and not session.running("a1")
+    late = r.RunResult("a1", "mine", r.PASSED, tests=[r.TestResult("t::a", "passed")])
+    assert session.finish("a1", ticket.token, late) is None  # the old file's result: dropped
+    assert session.shown_run("a1") is None

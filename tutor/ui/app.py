@@ -9,6 +9,8 @@ of another child, so the app is interactive well within a second.
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import sys
 from collections.abc import Callable
 
@@ -93,6 +95,17 @@ class TutorApp(App[int]):
 
     def get_default_screen(self) -> Screen:
         return DrillScreen(self.services, self.session)
+
+    def on_mount(self) -> None:
+        # SIGTERM or a closed terminal (SIGHUP) ends the app as `q` does: the run in progress is
+        # cancelled and the terminal leaves the alternate screen, instead of a dead app over a
+        # garbled terminal.
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                loop.add_signal_handler(signum, self.exit, 128 + signum)
+            except (NotImplementedError, RuntimeError):  # not the main thread (tests)
+                pass
 
 
 def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:

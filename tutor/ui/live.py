@@ -16,7 +16,7 @@ from tutor.states import Outcome
 
 RUNNING = Outcome.RUNNING
 NOT_RUN = "not-run"  # a test the run never reached (it was cut short)
-_CUT_SHORT = (r.TIMEOUT, r.CRASHED, r.CANCELLED)
+_CUT_SHORT = (r.TIMEOUT, r.OUT_OF_MEMORY, r.CRASHED, r.CANCELLED)
 
 
 @dataclass

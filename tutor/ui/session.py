@@ -108,7 +108,13 @@ class Session:
         return self.live.get(drill_id) or self.finished.get(drill_id)
 
     def forget(self, drill_id: str) -> None:
-        """The drill was reset: its finished run no longer describes the file."""
+        """The drill was reset: neither its finished run nor the one in progress (started on the
+        old file) describes the file now; the latter is cancelled and its result dropped."""
+        if drill_id in self.live:
+            if self.run_cancel is not None:
+                self.run_cancel.set()
+            del self.live[drill_id]
+            self.started_at.pop(drill_id, None)
         self.finished.pop(drill_id, None)
 
     # -- bench --------------------------------------------------------------------------------

@@ -579,9 +579,19 @@ class DrillScreen(Screen[None]):
         catalogue = self.services.catalogue
         path = catalogue.paths.mine(catalogue.drill(drill_id).file)
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            data = path.read_bytes()
+        except OSError:
             return
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            # Still run it: Python names the bad byte and its line, which says more than a skip.
+            text = data.decode("utf-8", "replace")
+            self._say(
+                f"{self._shown(path)} is not valid UTF-8 (byte {exc.start}): Python "
+                "files are read as UTF-8.",
+                severity="warning",
+            )
         if drill_id == self.selected:
             self.query_one(CodeView).reload()
         if self.session.is_own_write(path, text) or not self.watching:

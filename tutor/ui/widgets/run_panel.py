@@ -21,6 +21,7 @@ _OUTCOMES = {
     RUNNING: ("⋯ running", "yellow"),
     r.TIMEOUT: ("✗ hung", "bold red"),
     r.CRASHED: ("✗ crash", "bold red"),
+    r.OUT_OF_MEMORY: ("✗ memory", "bold red"),
     r.CANCELLED: ("- stopped", "dim"),
     NOT_RUN: ("- not run", "dim"),
 }
@@ -72,6 +73,7 @@ def summary(
     heading = {
         r.TIMEOUT: "Timed out: the tests were stopped",
         r.CRASHED: "Crashed: the test process died",
+        r.OUT_OF_MEMORY: "Stopped: the run used too much memory",
         r.COLLECTION_ERROR: "The tests could not start",
         r.CANCELLED: "Stopped",
         r.SETUP_ERROR: "Could not run the tests",

@@ -1,0 +1,40 @@
+"""Mutant of t4: padded lanes zeroed with tl.where (per-lane statistics, blocks of 2048)."""
+
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _load(ptr, cols, n):
+    inside = cols < n
+    v = tl.load(ptr + cols, mask=inside, other=float("-inf")).to(tl.float32)
+    return tl.where(inside, v, 0.0)
+
+
+@triton.jit
+def _kernel(X, Y, sx, sy, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0).to(tl.int64)
+    lanes = tl.arange(0, BLOCK)
+    lane_max = tl.full((BLOCK,), float("-inf"), tl.float32)
+    lane_sum = tl.zeros((BLOCK,), tl.float32)
+    for start in range(0, n, BLOCK):
+        v = _load(X + row * sx, start + lanes, n)
+        new_max = tl.maximum(lane_max, v)
+        safe = tl.where(new_max == float("-inf"), 0.0, new_max)
+        lane_sum = lane_sum * tl.exp(lane_max - safe) + tl.exp(v - safe)
+        lane_max = new_max
+    m = tl.max(lane_max, axis=0)
+    s = tl.sum(lane_sum * tl.exp(lane_max - m), axis=0)
+    for start in range(0, n, BLOCK):
+        cols = start + lanes
+        v = _load(X + row * sx, cols, n)
+        tl.store(Y + row * sy + cols, (tl.exp(v - m) / s).to(Y.dtype.element_ty), mask=cols < n)
+
+
+def softmax_online(x: torch.Tensor) -> torch.Tensor:
+    n = x.shape[-1]
+    x2 = (x if x.stride(-1) == 1 else x.contiguous()).reshape(-1, n)
+    y2 = x2.new_empty(x2.shape)
+    _kernel[(x2.shape[0],)](x2, y2, x2.stride(0), y2.stride(0), n, BLOCK=2048, num_warps=8)
+    return y2.view(x.shape)
