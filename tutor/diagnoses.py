@@ -17,6 +17,8 @@ IMPORT_ERROR = "import-error"
 MISSING_FUNCTION = "missing-function"
 PYTHON_ERROR = "python-error"
 TRITON_COMPILE_ERROR = "triton-compile-error"
+# What Triton's CPU interpreter cannot run although a GPU does: not the learner's mistake.
+INTERPRETER_LIMIT = "interpreter-limit"
 CUDA_ERROR = "cuda-error"
 KERNEL_HANG = "kernel-hang"
 PROCESS_CRASHED = "process-crashed"
@@ -40,6 +42,7 @@ GENERIC_RANKS: dict[str, int] = {
     MISSING_FILE: 1,
     MISSING_FUNCTION: 1,
     TRITON_COMPILE_ERROR: 1,
+    INTERPRETER_LIMIT: 1,
     PYTHON_ERROR: 1,
     # Cross-cutting mistakes any drill can make.
     BF16_NO_UPCAST: 2,

@@ -32,6 +32,11 @@ def select(force_cpu: bool = False) -> Backend:
     if not force_cpu and os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available():
         return Backend(CUDA, "cuda", torch.cuda.get_device_name())
     os.environ["TRITON_INTERPRET"] = "1"
+    # Make the interpreter run float arguments, libdevice and name-imported builtins as the GPU
+    # does (tutor/harness/interpreter.py); it imports triton, now that the switch is on.
+    from tutor.harness import interpreter
+
+    interpreter.install()
     return Backend(CPU, "cpu", "CPU (Triton interpreter)")
 
 

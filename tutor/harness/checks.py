@@ -18,7 +18,7 @@ from typing import Any
 import torch
 
 from tutor import diagnoses as dx
-from tutor.harness import errormap, learner
+from tutor.harness import errormap, interpreter, learner
 from tutor.harness.allocations import never_written
 from tutor.harness.failures import DrillFailure
 
@@ -126,7 +126,8 @@ def expect_close(
             raise failure(
                 dx.BF16_NO_UPCAST,
                 details=f"The same kernel is right on fp32 inputs: arithmetic on "
-                f"{_name(expected.dtype)} values needs a .to(tl.float32) after the load.",
+                f"{_name(expected.dtype)} values needs a .to(tl.float32) after the load."
+                + _backend_note(expected.dtype),
             )
     bad_values = ~torch.isfinite(got) & torch.isfinite(want)
     if bad_values.any() and reads_guarded:
@@ -149,6 +150,13 @@ def expect_close(
                 dx.TAIL_WRONG, details="Only positions in the last, partly filled block are wrong."
             )
     raise failure(dx.MISMATCH)
+
+
+def _backend_note(dtype: torch.dtype) -> str:
+    """Where the verdict depends on the backend by nature, a sentence that says so."""
+    if dtype == torch.bfloat16 and interpreter.installed():
+        return "\n" + interpreter.BF16_ARITHMETIC_NOTE
+    return ""
 
 
 def _is_suffix(mask: torch.Tensor) -> bool:

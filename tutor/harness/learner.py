@@ -18,7 +18,7 @@ from types import ModuleType, TracebackType
 from typing import Any
 
 from tutor import diagnoses as dx
-from tutor.harness import launches
+from tutor.harness import interpreter, launches
 from tutor.harness.allocations import GuardedAllocations
 from tutor.harness.failures import DrillFailure
 
@@ -142,6 +142,25 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
     line = deepest_line(exc, path)
     where = f"{path.name}:{line}" if line else path.name
     kind = type(root).__name__
+    limit = interpreter.is_limit(exc)
+    if limit is not None:
+        # Checked before NotImplementedError: the interpreter raises it for what it lacks.
+        return DrillFailure(
+            dx.INTERPRETER_LIMIT,
+            f"{where}: the CPU interpreter cannot run {limit}; your code may be right: "
+            "it runs on a GPU",
+            _excerpt(path, line),
+            line=line,
+        )
+    if isinstance(root, NotImplementedError) and interpreter.raised_in(root):
+        # Triton itself refuses the feature (tl.make_block_ptr in 3.9): a GPU's compiler
+        # reports it as a compile error, so the interpreter's run does too.
+        return DrillFailure(
+            dx.TRITON_COMPILE_ERROR,
+            f"{where}: Triton could not compile the kernel: {root}",
+            _excerpt(path, line),
+            line=line,
+        )
     if isinstance(root, NotImplementedError):
         return DrillFailure(
             dx.NOT_STARTED, f"{name} is not written yet ({where}: {root})", line=line

@@ -1,0 +1,218 @@
+"""The interpreter patches (tutor/harness/interpreter.py): each runs a small kernel on the CPU.
+
+Triton must be imported with TRITON_INTERPRET=1 for its own jit functions (tl.zeros, tl.sum)
+to be interpreted, and the project's session may have imported it already: so the kernel
+tests run in a child pytest process of this file (`test_patches_in_a_fresh_process`), where
+the variable is set first; in the parent they are skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from tutor import diagnoses as dx
+from tutor.harness import interpreter
+from tutor.harness.learner import classify
+
+CHILD = "TUTOR_INTERPRETER_CHILD"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_patches_in_a_fresh_process():
+    if os.environ.get(CHILD):
+        pytest.skip("this is the child")
+    env = {**os.environ, "TRITON_INTERPRET": "1", CHILD: "1", "PYTHONPATH": str(ROOT)}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", __file__, "-q", "-p", "no:cacheprovider", "-rs"],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout and "skipped" not in run.stdout.replace("1 skipped", "")
+
+
+if os.environ.get(CHILD):  # the kernels exist in the child only, interpreted and patched
+    interpreter.install()
+    import triton
+    import triton.language as tl
+    from triton.language.extra import libdevice
+    from triton.language.extra.cuda.libdevice import tanh as cuda_tanh
+    from triton.language.math import rsqrt
+
+    @triton.jit
+    def float_argument(y_ptr, eps):
+        tl.store(y_ptr + tl.arange(0, 2), tl.zeros([2], tl.float32) + eps.to(tl.float32))
+
+    @triton.jit
+    def libdevice_calls(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        o = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + o)
+        tl.store(y_ptr + o, libdevice.tanh(x))
+        tl.store(y_ptr + BLOCK + o, cuda_tanh(x))
+        tl.store(y_ptr + 2 * BLOCK + o, libdevice.erf(x))
+        tl.store(y_ptr + 3 * BLOCK + o, libdevice.pow(x, 2.0))
+
+    @triton.jit
+    def name_imported(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        o = tl.arange(0, BLOCK)
+        tl.store(y_ptr + o, rsqrt(tl.load(x_ptr + o)))
+
+    @triton.jit
+    def unmapped_libdevice(x_ptr):
+        tl.store(x_ptr, libdevice.j0(tl.load(x_ptr)))
+
+    @triton.jit
+    def block_pointer(x_ptr):
+        tl.make_block_ptr(x_ptr, (4,), (1,), (0,), (4,), (0,))
+
+    @triton.jit
+    def helper(v):
+        return tl.sum(v, axis=0)
+
+    @triton.jit
+    def loop_variables(y_ptr, n):
+        for i in tl.range(tl.program_id(0), n, tl.num_programs(0)):
+            tl.store(y_ptr + i.to(tl.int64), helper(tl.zeros([2], tl.float32) + 1.0))
+        for j in range(0, 1):
+            tl.store(y_ptr + n + j.to(tl.int64), 7.0)
+
+
+@pytest.fixture(scope="module")
+def k():
+    """The interpreted kernels (only in the child process)."""
+    if not os.environ.get(CHILD):
+        pytest.skip("runs in the child process (test_patches_in_a_fresh_process)")
+    return SimpleNamespace(**globals())
+
+
+def test_triton_version_is_the_tested_one():
+    # Fails on an untested triton: re-read its runtime/interpreter.py against the patches.
+    import triton
+
+    assert triton.__version__.startswith(interpreter.TESTED_TRITON), triton.__version__
+    assert interpreter.skipped == []
+
+
+def test_float_argument_is_an_fp32_scalar(k):
+    # Interpreter: a float argument stays a Python float, so eps.to(...) raised AttributeError.
+    y = torch.zeros(2)
+    k.float_argument[(1,)](y, 1e-5)
+    assert torch.equal(y, torch.full((2,), 1e-5, dtype=torch.float32))
+
+
+def test_libdevice_functions_compute_with_numpy(k):
+    # Interpreter: generic libdevice stubs return None; CUDA ones refuse extern_elementwise.
+    x = torch.linspace(-2.0, 2.0, 8)
+    y = torch.zeros(32)
+    k.libdevice_calls[(1,)](x, y, BLOCK=8)
+    want = torch.cat((x.tanh(), x.tanh(), torch.erf(x), x * x))
+    torch.testing.assert_close(y, want)
+
+
+def test_builtins_imported_by_name(k):
+    # Interpreter: only tl.* attributes are re-bound, so `rsqrt` bound at import time raised.
+    x = torch.linspace(0.5, 4.0, 8)
+    y = torch.zeros(8)
+    k.name_imported[(1,)](x, y, BLOCK=8)
+    torch.testing.assert_close(y, torch.rsqrt(x))
+    assert k.rsqrt.__module__ == "triton.language.math"  # restored after the launch
+
+
+def test_loop_variables_are_scalar_tensors(k):
+    # Interpreter: a loop variable was a Python int, so i.to(tl.int64) raised AttributeError.
+    y = torch.zeros(6)
+    k.loop_variables[(2,)](y, 5)
+    assert y.tolist() == [2.0] * 5 + [7.0]
+    assert list(interpreter.scalar_range(3)) == [0, 1, 2]  # Python's range outside a launch
+
+
+def test_unmapped_libdevice_function_is_an_interpreter_limit(k):
+    # No numpy equivalent of j0: the harness says the interpreter cannot run it, with the line.
+    x = torch.ones(1)
+    with pytest.raises(Exception) as caught:
+        k.unmapped_libdevice[(1,)](x)
+    here = Path(__file__)
+    failure = classify(caught.value, "unmapped", here)
+    assert failure.diagnosis == dx.INTERPRETER_LIMIT
+    assert "__nv_j0f" in failure.message and "runs on a GPU" in failure.message
+    assert (
+        failure.line is not None
+        and "libdevice.j0" in here.read_text().splitlines()[failure.line - 1]
+    )
+
+
+def test_interpreter_not_implemented_is_a_limit_not_a_starter(k):
+    # The interpreter raises NotImplementedError for what it lacks: not `not-started`.
+    from triton.runtime import interpreter as interp
+
+    try:
+        interp.InterpreterBuilder.create_inline_asm(None, "", "", [], [], False, 1)
+    except NotImplementedError as exc:
+        assert interpreter.is_limit(exc) is not None
+    except Exception:  # noqa: BLE001 - another triton: covered by the version test
+        pytest.skip("this triton's interpreter does not refuse inline asm this way")
+    assert interpreter.is_limit(NotImplementedError("TODO: write the kernel")) is None
+
+
+def test_install_warns_on_an_untested_version(k, monkeypatch):
+    import triton
+
+    monkeypatch.setattr(interpreter, "_installed", False)
+    monkeypatch.setattr(triton, "__version__", "99.0.0")
+    from triton.runtime import interpreter as interp
+
+    for name in ("_implicit_cvt", "_patch_lang"):
+        monkeypatch.setattr(interp, name, getattr(interp, name))  # restored after the test
+    monkeypatch.setattr(interp.GridExecutor, "__call__", interp.GridExecutor.__call__)
+    monkeypatch.setattr(
+        interp.InterpreterBuilder,
+        "create_extern_elementwise",
+        interp.InterpreterBuilder.create_extern_elementwise,
+    )
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        interpreter.install()
+    assert any("tested with triton" in str(w.message) for w in seen)
+
+
+def test_triton_api_refusal_is_a_compile_error_on_both_backends(k):
+    # tl.make_block_ptr raises NotImplementedError in triton 3.9 itself, on a GPU too: it is
+    # a compile error, neither `not-started` nor a limit of the interpreter.
+    x = torch.ones(4)
+    try:
+        k.block_pointer[(1,)](x)
+    except Exception as exc:  # noqa: BLE001 - classified below
+        failure = classify(exc, "kernel", Path(__file__))
+    else:
+        pytest.skip("this triton still has block pointers")
+    assert failure.diagnosis == dx.TRITON_COMPILE_ERROR
+    assert failure.line is not None
+
+
+def test_bf16_no_upcast_says_it_depends_on_the_backend(k):
+    # bf16 arithmetic without an upcast is garbage only in the interpreter: the failure says so.
+    from tutor.harness import DrillFailure, Tolerance, expect_close
+
+    want = torch.ones(4, dtype=torch.bfloat16)
+    with pytest.raises(DrillFailure) as caught:
+        expect_close(
+            torch.zeros(4, dtype=torch.bfloat16) + 3,
+            want,
+            what="y",
+            tol=Tolerance(1e-2, 1e-2),
+            fp32_rerun=lambda: torch.ones(4),
+            fp32_expected=torch.ones(4),
+        )
+    assert caught.value.diagnosis == dx.BF16_NO_UPCAST
+    assert "depends on the backend" in caught.value.details

@@ -1,0 +1,388 @@
+"""Make Triton's CPU interpreter run what real Triton code uses, the way the GPU runs it.
+
+`backend.select` calls `install()` when it chooses the CPU (TRITON_INTERPRET=1), before any
+learner file is imported. Each patch below names the interpreter behaviour it covers; each has
+a test in tests/test_interpreter.py. They were written against triton 3.9's
+`triton/runtime/interpreter.py`: on any other version `install()` warns (and the test
+`test_triton_version_is_the_tested_one` fails) so that someone re-reads that file.
+
+1. Float kernel arguments. The interpreter passes a Python float through as a float, so
+   `eps.to(tl.float32)` (written on purpose in Liger-Kernel) raises "'float' object has no
+   attribute 'to'". The GPU passes a float argument as an fp32 scalar: so does this patch.
+2. libdevice. `triton.language.extra.libdevice.tanh` and friends are empty stubs that the GPU
+   compiler replaces with the backend's function; the interpreter calls the stub and gets None.
+   The CUDA functions (`triton.language.extra.cuda.libdevice`) end in
+   `builder.create_extern_elementwise`, which the interpreter refuses (NotImplementedError).
+   This patch sends each stub to its CUDA function and computes the CUDA symbol (`__nv_tanhf`)
+   with numpy; a symbol without a numpy equivalent raises `InterpreterLimit`.
+3. Builtins imported by name (`from triton.language.math import rsqrt`, `from
+   triton.language.extra.cuda.libdevice import tanh`). The interpreter re-binds only the
+   attributes of `tl`, `tl.core` and `tl.math` to its own semantics, so a name bound at import
+   time raises "`_semantic` argument must be provided outside of JIT functions". This patch
+   re-binds such names in the kernel's globals too, for the launch, as it does for `tl.*`.
+
+4. Loop variables. The interpreter runs `for i in range(...)` and `tl.range(...)` as Python
+   loops, so `i` is a Python int and `i.to(tl.int64)` raises "'int' object has no attribute
+   'to'". On the GPU a loop variable is an int32 scalar (int64 when a bound is): so it is here,
+   while a kernel runs (`tl.static_range` still gives Python ints, as it gives constants).
+
+What is left (bf16 kept as raw integers, fp32 -> bf16 truncation, ...) is listed in
+docs/interpreter-limits.md; `InterpreterLimit` and `is_limit` let the harness say "the
+interpreter cannot run this" instead of blaming the learner.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+TESTED_TRITON = ("3.9",)  # the triton versions whose interpreter these patches were read against
+
+# Where the harness names a verdict that depends on the backend by nature.
+BF16_ARITHMETIC_NOTE = (
+    "This verdict depends on the backend: the CPU interpreter keeps bf16 values as raw 16-bit "
+    "integers, so bf16 arithmetic without an upcast is garbage only here; on a GPU, which rounds "
+    "each step to bf16, it may pass. Upcast after the load anyway: that is accurate everywhere."
+)
+
+_installed = False
+skipped: list[str] = []  # patches whose target was not found in this triton
+
+
+class InterpreterLimit(NotImplementedError):
+    """Something Triton's CPU interpreter cannot run, although a GPU runs it."""
+
+
+def installed() -> bool:
+    """True once `install()` ran: kernels run in the patched CPU interpreter."""
+    return _installed
+
+
+def install() -> None:
+    """Apply every patch (once). Call only with TRITON_INTERPRET=1, before kernels are defined."""
+    global _installed
+    if _installed:
+        return
+    import triton
+    from triton.runtime import interpreter as interp
+
+    version = triton.__version__
+    if not version.startswith(TESTED_TRITON):
+        warnings.warn(
+            f"tutor.harness.interpreter was tested with triton {', '.join(TESTED_TRITON)}, this "
+            f"is triton {version}: check its patches (tests/test_interpreter.py)",
+            stacklevel=2,
+        )
+    for name, target, patch in (
+        ("float arguments as fp32", "_implicit_cvt", _patch_float_arguments),
+        ("libdevice through numpy", "InterpreterBuilder", _patch_extern_elementwise),
+        ("name-imported builtins", "_patch_lang", _patch_globals_per_launch),
+        ("loop variables as scalars", "GridExecutor", _patch_loop_variables),
+    ):
+        if not hasattr(interp, target):
+            skipped.append(name)
+            warnings.warn(f"interpreter patch '{name}' skipped: no {target}", stacklevel=2)
+            continue
+        patch(interp)
+    _installed = True
+
+
+# 1. Float kernel arguments -------------------------------------------------------------------
+
+
+def _patch_float_arguments(interp: Any) -> None:
+    import numpy as np
+    import triton.language as tl
+
+    original = interp._implicit_cvt
+
+    def implicit_cvt(arg: Any) -> Any:
+        # The interpreter leaves floats as Python floats; the GPU passes them as fp32 scalars.
+        if isinstance(arg, float):
+            handle = interp.TensorHandle(np.array([arg], dtype=np.float32), tl.float32)
+            return tl.tensor(handle, tl.float32)
+        return original(arg)
+
+    interp._implicit_cvt = implicit_cvt
+
+
+# 2. libdevice --------------------------------------------------------------------------------
+
+
+def _round_half_away(x: Any) -> Any:
+    import numpy as np
+
+    return np.sign(x) * np.floor(np.abs(x) + 0.5)
+
+
+def _numpy_functions() -> dict[str, Callable[..., Any]]:
+    """libdevice names (without `__nv_`, the fp32 `f` and `_rn`) and their numpy equivalents."""
+    import numpy as np
+
+    def vectorized(fn: Callable[[float], float]) -> Callable[[Any], Any]:
+        return lambda x: np.vectorize(fn, otypes=[np.float64])(x)
+
+    unary = {
+        "abs": np.abs, "fabs": np.abs, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
+        "rint": np.rint, "nearbyint": np.rint, "round": _round_half_away,
+        "exp": np.exp, "exp2": np.exp2, "exp10": lambda x: np.power(10.0, x), "expm1": np.expm1,
+        "log": np.log, "log2": np.log2, "log10": np.log10, "log1p": np.log1p,
+        "sqrt": np.sqrt, "fsqrt": np.sqrt, "dsqrt": np.sqrt, "cbrt": np.cbrt,
+        "rsqrt": lambda x: 1.0 / np.sqrt(x), "frsqrt": lambda x: 1.0 / np.sqrt(x),
+        "rcbrt": lambda x: 1.0 / np.cbrt(x), "frcp": lambda x: 1.0 / x, "drcp": lambda x: 1.0 / x,
+        "sin": np.sin, "cos": np.cos, "tan": np.tan, "sinh": np.sinh, "cosh": np.cosh,
+        "tanh": np.tanh, "asin": np.arcsin, "acos": np.arccos, "atan": np.arctan,
+        "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh,
+        "sinpi": lambda x: np.sin(np.pi * x), "cospi": lambda x: np.cos(np.pi * x),
+        "erf": vectorized(math.erf), "erfc": vectorized(math.erfc),
+        "lgamma": vectorized(math.lgamma), "tgamma": vectorized(math.gamma),
+        "isnan": np.isnan, "isnand": np.isnan, "isinf": np.isinf, "isinfd": np.isinf,
+        "finite": np.isfinite, "isfinited": np.isfinite, "signbit": np.signbit,
+        "signbitd": np.signbit, "saturate": lambda x: np.clip(x, 0.0, 1.0),
+        "normcdf": vectorized(lambda v: 0.5 * math.erfc(-v / math.sqrt(2.0))),
+    }  # fmt: skip
+    for name in ("exp", "exp10", "log", "log2", "log10", "sin", "cos", "tan"):
+        unary[f"fast_{name}"] = unary[name]  # the GPU's fast forms: a few ulp less accurate
+    binary = {
+        "pow": np.power, "fast_pow": np.power, "atan2": np.arctan2, "hypot": np.hypot,
+        "rhypot": lambda x, y: 1.0 / np.hypot(x, y), "copysign": np.copysign,
+        "fmod": np.fmod, "fdim": lambda x, y: np.maximum(x - y, 0.0),
+        "nextafter": np.nextafter, "ldexp": np.ldexp, "scalbn": np.ldexp,
+        "fadd": np.add, "dadd": np.add, "fsub": np.subtract, "dsub": np.subtract,
+        "fmul": np.multiply, "dmul": np.multiply, "fdiv": np.divide, "ddiv": np.divide,
+        "fast_fdivide": np.divide, "fmax": np.fmax, "fmin": np.fmin,
+    }  # fmt: skip
+    ternary = {"fma": lambda x, y, z: x.astype(np.float64) * y + z}
+    return {**unary, **binary, **ternary}
+
+
+def _libdevice_name(symbol: str, table: dict[str, Callable[..., Any]]) -> str | None:
+    """`__nv_tanhf` -> "tanh", `__nv_fdiv_rn` -> "fdiv"; None if numpy has no equivalent."""
+    name = symbol.removeprefix("__nv_")
+    if name.endswith("_rn"):  # round to nearest: what numpy does
+        name = name[: -len("_rn")]
+    for candidate in (name, name[:-1] if name.endswith("f") else None):
+        if candidate in table:
+            return candidate
+    return None
+
+
+def _patch_extern_elementwise(interp: Any) -> None:
+    import numpy as np
+
+    table = _numpy_functions()
+
+    def create_extern_elementwise(self, lib_name, lib_path, symbol, arg_list, ret_type, is_pure):
+        # The interpreter raises NotImplementedError for every extern (libdevice) function.
+        name = _libdevice_name(symbol, table)
+        if name is None:
+            raise InterpreterLimit(f"the libdevice function {symbol}")
+        out_dtype = interp._get_np_dtype(ret_type)
+        scalar = getattr(ret_type, "scalar", ret_type)
+        with np.errstate(all="ignore"):  # inf and NaN come out as they do on the GPU
+            values = table[name](*[a.data for a in arg_list])
+        return interp.TensorHandle(np.asarray(values).astype(out_dtype), scalar)
+
+    interp.InterpreterBuilder.create_extern_elementwise = create_extern_elementwise
+
+
+# 3. Name-imported builtins and libdevice stubs ---------------------------------------------
+
+
+class _Globals:
+    """A module's globals dict seen as an object, so the interpreter's patch scope restores it."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        object.__setattr__(self, "_tutor_namespace", namespace)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._tutor_namespace[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._tutor_namespace[name] = value
+
+    def __delattr__(self, name: str) -> None:
+        del self._tutor_namespace[name]
+
+
+GENERIC_LIBDEVICE = "triton.language.extra.libdevice"
+CUDA_LIBDEVICE = "triton.language.extra.cuda.libdevice"
+
+
+def _interpreted(member: Callable[..., Any], interp: Any) -> Callable[..., Any]:
+    """A builtin called with the interpreter's semantics, as the interpreter binds `tl.*`."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        kwargs.pop("_semantic", None)
+        return member(*args, **kwargs, _semantic=interp.interpreter_semantic)
+
+    call.__name__ = getattr(member, "__name__", "builtin")
+    return call
+
+
+def _stub_target(name: str, interp: Any) -> Callable[..., Any]:
+    """The CUDA libdevice function a generic libdevice stub stands for, interpreted."""
+    import importlib
+
+    cuda = importlib.import_module(CUDA_LIBDEVICE)
+    member = getattr(cuda, name, None)
+    if member is None:
+
+        def missing(*args: Any, **kwargs: Any) -> Any:
+            raise InterpreterLimit(f"libdevice.{name}")
+
+        return missing
+    return _interpreted(member, interp)
+
+
+def _replacement(value: Any, interp: Any) -> Callable[..., Any] | None:
+    """What a kernel's global `value` must become for the launch, or None to leave it."""
+    import triton.language as tl
+
+    if not callable(value) or isinstance(value, type):
+        return None
+    module = getattr(value, "__module__", "") or ""
+    if module == GENERIC_LIBDEVICE and not tl.core.is_builtin(value):
+        return _stub_target(value.__name__, interp)
+    if tl.core.is_builtin(value):
+        return _interpreted(value, interp)
+    return None
+
+
+def _patch_globals_per_launch(interp: Any) -> None:
+    original = interp._patch_lang
+
+    def patch_lang(fn: Any) -> Any:
+        scope = original(fn)
+        namespace = fn.__globals__
+        view = _Globals(namespace)
+        for name, value in list(namespace.items()):
+            replacement = _replacement(value, interp)
+            if replacement is not None:
+                scope.set_attr(view, name, replacement)
+        for module_name in (GENERIC_LIBDEVICE, CUDA_LIBDEVICE):
+            module = sys.modules.get(module_name)
+            if module is None:
+                continue
+            for name, value in list(vars(module).items()):
+                if name.startswith("_") or getattr(value, "__module__", None) != module_name:
+                    continue
+                replacement = _replacement(value, interp)
+                if replacement is not None:
+                    scope.set_attr(module, name, replacement)
+        return scope
+
+    interp._patch_lang = patch_lang
+
+
+# 4. Loop variables --------------------------------------------------------------------------
+
+_launches = 0  # kernels running now (a launch inside a launch is not possible, but be exact)
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def _bound(value: Any) -> tuple[int, bool]:
+    """A loop bound as an int, and whether it is an int64 value (a wide loop variable)."""
+    import triton.language as tl
+
+    if isinstance(value, tl.constexpr):
+        value = value.value
+    if isinstance(value, tl.tensor):
+        return int(value.handle.data.squeeze()), value.dtype in (tl.int64, tl.uint64)
+    return int(value), False
+
+
+def scalar_range(arg1: Any, arg2: Any = None, step: Any = None, **options: Any) -> Any:
+    """`range` / `tl.range` whose values are int32 (or int64) scalars, as on the GPU.
+
+    Outside a launch it is Python's range. `options` (num_stages, loop_unroll_factor, ...)
+    only tune the GPU's code.
+    """
+    start, end = (0, arg1) if arg2 is None else (arg1, arg2)
+    bounds = [_bound(v) for v in (start, end, 1 if step is None else step)]
+    python_range = range(*(b for b, _ in bounds))
+    if _launches == 0:
+        return python_range
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter as interp
+
+    wide = any(w for _, w in bounds) or not all(_INT32[0] <= b <= _INT32[1] for b, _ in bounds)
+    dtype, np_dtype = (tl.int64, np.int64) if wide else (tl.int32, np.int32)
+    return (
+        tl.tensor(interp.TensorHandle(np.array([i], dtype=np_dtype), dtype), dtype)
+        for i in python_range
+    )
+
+
+def _patch_loop_variables(interp: Any) -> None:
+    import triton.language as tl
+
+    original_call = interp.GridExecutor.__call__
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        global _launches
+        _launches += 1
+        try:
+            return original_call(self, *args, **kwargs)
+        finally:
+            _launches -= 1
+
+    interp.GridExecutor.__call__ = call
+    original_patch_lang = interp._patch_lang
+
+    def patch_lang(fn: Any) -> Any:
+        scope = original_patch_lang(fn)
+        namespace = fn.__globals__
+        learners = not str(namespace.get("__name__", "")).startswith("triton.")
+        if learners and "range" not in namespace:  # a `range` of the learner's own stays
+            scope.set_attr(_Globals(namespace), "range", scalar_range)
+        # Every _patch_lang (tl.sum's helpers too) binds tl.range anew: bind it after it.
+        for lang in (tl, tl.core):
+            scope.set_attr(lang, "range", scalar_range)
+        return scope
+
+    interp._patch_lang = patch_lang
+
+
+def is_limit(exc: BaseException) -> str | None:
+    """What the interpreter could not run, when `exc` (or what it wraps) says so; else None.
+
+    `InterpreterLimit` from the patches above, or a NotImplementedError that the interpreter
+    itself raises ("... not supported in interpreter mode"), or a method that the interpreter's
+    builder lacks (AttributeError on `InterpreterBuilder`). A NotImplementedError from the rest
+    of triton (`tl.make_block_ptr`, removed in 3.9) is raised on a GPU too: not a limit.
+    """
+    seen: list[BaseException] = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        if isinstance(exc, InterpreterLimit):
+            return str(exc)
+        if isinstance(exc, NotImplementedError) and raised_in(exc, "runtime/interpreter.py"):
+            return str(exc).strip() or "a feature of Triton"
+        if isinstance(exc, AttributeError) and "'InterpreterBuilder' object" in str(exc):
+            return f"a Triton operation ({str(exc).split('attribute')[-1].strip()})"
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def raised_in(exc: BaseException, part: str = "") -> bool:
+    """True when the innermost frame of `exc` is in triton's package (in `part` of it if given)."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    triton = sys.modules.get("triton")
+    if triton is None or not getattr(triton, "__file__", None):
+        return False
+    package = Path(triton.__file__).resolve().parent
+    where = Path(tb.tb_frame.f_code.co_filename).resolve()
+    return where.is_relative_to(package / part if part else package)
