@@ -82,6 +82,7 @@ def install() -> None:
         ("libdevice through numpy", "InterpreterBuilder", _patch_extern_elementwise),
         ("name-imported builtins", "_patch_lang", _patch_globals_per_launch),
         ("loop variables as scalars", "GridExecutor", _patch_loop_variables),
+        ("plain globals refused", "_patch_lang", _patch_global_reads),
     ):
         if not hasattr(interp, target):
             skipped.append(name)
@@ -278,6 +279,96 @@ def _patch_globals_per_launch(interp: Any) -> None:
                 if replacement is not None:
                     scope.set_attr(module, name, replacement)
         return scope
+
+    interp._patch_lang = patch_lang
+
+
+# 5. Plain globals --------------------------------------------------------------------------
+#
+# Triton's compiler refuses a kernel that reads a plain Python global (`LOG2E = 1.44` at module
+# level): "Cannot access global variable LOG2E from within @jit'ed function" (seen on an H200
+# with triton 3.6; the rule is code_generator.global_lookup in 3.9 too). The interpreter runs
+# the kernel as Python and reads it happily, so the same file passed on the CPU and failed on
+# the GPU. Reading one is refused here before the launch, with the compiler's own words.
+
+
+class GlobalReadError(NameError):
+    """A kernel reads a global that the compiler would refuse; `file`:`lineno` is the read."""
+
+    def __init__(self, message: str, file: str, lineno: int | None) -> None:
+        super().__init__(message)
+        self.file, self.lineno = file, lineno
+
+
+def _allowed_global(value: Any) -> bool:
+    """What code_generator.global_lookup lets a kernel read (triton 3.6 and 3.9)."""
+    import types
+
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpretedFunction
+    from triton.runtime.jit import JITFunction
+
+    return (
+        isinstance(
+            value, (types.ModuleType, JITFunction, InterpretedFunction, tl.dtype, tl.constexpr)
+        )
+        or getattr(value, "__triton_builtin__", False)
+        or getattr(value, "__triton_aggregate__", False)
+        or getattr(value, "__module__", "").startswith("triton.language")
+        or (isinstance(value, tuple) and hasattr(value, "_fields"))  # a namedtuple
+    )
+
+
+def _read_names(code: Any) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if hasattr(const, "co_names"):
+            names |= _read_names(const)
+    return names
+
+
+def refused_global(fn: Any) -> tuple[str, Any] | None:
+    """The first global `fn` reads that the compiler would refuse, as (name, value)."""
+    if fn.__globals__.get("__name__", "").startswith("triton."):
+        return None  # Triton's own jit functions (tl.max's combine, ...) are its business
+    namespace = fn.__globals__
+    for name in sorted(_read_names(fn.__code__)):
+        if name in namespace and not _allowed_global(namespace[name]):
+            return name, namespace[name]
+    return None
+
+
+def _line_of(fn: Any, name: str) -> int | None:
+    """The first line of `fn`'s source that mentions `name` as a word."""
+    import inspect
+    import re
+
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return None
+    pattern = re.compile(rf"\b{re.escape(name)}\b")
+    for offset, text in enumerate(lines[1:], start=1):  # past the def line
+        if pattern.search(text.split("#")[0]):
+            return first + offset
+    return None
+
+
+def _patch_global_reads(interp: Any) -> None:
+    original = interp._patch_lang
+
+    def patch_lang(fn: Any) -> Any:
+        refused = refused_global(fn)
+        if refused is not None:
+            name, value = refused
+            raise GlobalReadError(
+                f"Cannot access global variable {name} from within @jit'ed function. Triton "
+                f"kernels can only access global variables that are instantiated as constexpr "
+                f"(`{name} = tl.constexpr({value!r})`), or pass it as an argument",
+                str(Path(fn.__code__.co_filename).resolve()),
+                _line_of(fn, name),
+            )
+        return original(fn)
 
     interp._patch_lang = patch_lang
 

@@ -152,6 +152,15 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
             _excerpt(path, line),
             line=line,
         )
+    if isinstance(root, interpreter.GlobalReadError):
+        # What the GPU's compiler refuses, refused on the CPU too, at the line that reads it.
+        kernel_line = root.lineno if root.file == str(path.resolve()) else line
+        return DrillFailure(
+            dx.TRITON_COMPILE_ERROR,
+            f"{path.name}:{kernel_line}: Triton could not compile the kernel: {root}",
+            _excerpt(path, kernel_line),
+            line=kernel_line,
+        )
     if isinstance(root, NotImplementedError) and interpreter.raised_in(root):
         # Triton itself refuses the feature (tl.make_block_ptr in 3.9): a GPU's compiler
         # reports it as a compile error, so the interpreter's run does too.

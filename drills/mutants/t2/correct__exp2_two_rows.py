@@ -6,7 +6,7 @@ import triton
 import triton.language as tl
 
 ROWS = 2
-LOG2E = 1.4426950408889634
+LOG2E = tl.constexpr(1.4426950408889634)  # a plain float global would not compile on a GPU
 
 
 @triton.jit

@@ -7,7 +7,7 @@ import torch
 import triton
 import triton.language as tl
 
-LOG2_E = 1.4426950408889634
+LOG2_E = tl.constexpr(1.4426950408889634)  # a plain float global would not compile on a GPU
 
 
 @triton.jit
