@@ -13,7 +13,7 @@ tutor: $(VENV)/.installed
 	$(VENV)/bin/tutor
 
 test: $(VENV)/.installed
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto
 
 # ruff's lint rules and its formatter, as CI runs them.
 lint: $(VENV)/.installed

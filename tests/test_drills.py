@@ -4,7 +4,8 @@ For every playable drill: its content rules hold (files, hint ladders of three s
 more known-buggy kernels per declared mistake, names that are declared or generic), the
 untouched starter fails as not started, the solution passes clean, every mutant in
 drills/mutants/<drill>/ gets the diagnosis its file name says first, and every correct__ variant
-passes clean. With TUTOR_PROOFS_ON_GPU=1 the same runs go to the GPU.
+passes clean. The runs are forked from a warm process (tutor.warm), as the app's are. With
+TUTOR_PROOFS_ON_GPU=1 the same runs go to the GPU, cold.
 Nothing here names a drill: a drill added to drills.yaml is proven with the rest.
 """
 
@@ -19,6 +20,7 @@ from tutor import devcheck
 from tutor.catalogue import load_catalogue
 from tutor.paths import CoursePaths
 from tutor.runner import Runner
+from tutor.warm import WarmPool
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = load_catalogue(CoursePaths(ROOT))
@@ -27,8 +29,15 @@ TARGETS = [t for drill in PLAYABLE for t in devcheck.targets(CATALOGUE, drill)]
 
 
 @pytest.fixture(scope="module")
-def runner() -> Runner:
-    return Runner(CATALOGUE, force_cpu=os.environ.get("TUTOR_PROOFS_ON_GPU") != "1")
+def runner(tmp_path_factory) -> Runner:
+    """Runs forked from a warm process (torch and triton imported once), on the CPU."""
+    on_gpu = os.environ.get("TUTOR_PROOFS_ON_GPU") == "1"
+    pool = None if on_gpu else WarmPool(tmp_path_factory.mktemp("warm"))
+    if pool is not None:
+        pool.ready.wait(timeout=120)  # else the first runs simply go cold
+    yield Runner(CATALOGUE, force_cpu=not on_gpu, warm=pool)
+    if pool is not None:
+        pool.close()
 
 
 @pytest.mark.parametrize("drill", PLAYABLE, ids=[d.id for d in PLAYABLE])

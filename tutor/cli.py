@@ -200,8 +200,13 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
             workspace.ensure_mine(catalogue, drill)
         except workspace.WorkspaceError as exc:
             raise UsageError(str(exc)) from None
+    from tutor.warm import WarmPool
+
     runner = Runner(
-        catalogue, force_cpu=getattr(args, "cpu", False), timeout=args.timeout or DEFAULT_TIMEOUT_S
+        catalogue,
+        force_cpu=getattr(args, "cpu", False),
+        timeout=args.timeout or DEFAULT_TIMEOUT_S,
+        warm=WarmPool.find(catalogue.paths.state_dir),  # the app's, while it is open
     )
     result = runner.run(drill.id, args.impl)
     coach = Coach(catalogue, store)
@@ -242,6 +247,7 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
             "hint": asdict(view) if view else None,
             "message": result.message,
             "duration": result.duration,
+            "runner": "warm" if result.warm else "cold",
             "never_ran": never_ran,
         }
         print(json.dumps(data, indent=2))

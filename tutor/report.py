@@ -80,7 +80,8 @@ def format_run(
     if never_ran:
         counts += f", {len(never_ran)} never ran"
     if result.tests or never_ran:
-        lines.append(f"{counts} in {result.duration:.1f} s")
+        runner = "warm runner: torch and triton already loaded" if result.warm else "cold start"
+        lines.append(f"{counts} in {result.duration:.1f} s ({runner})")
     if never_ran:
         lines.extend(_wrapped("Never ran (the run was cut short): " + ", ".join(never_ran), "  "))
     if result.message:

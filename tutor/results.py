@@ -53,6 +53,7 @@ class RunResult:
     message: str = ""  # why the run ended as it did, for statuses other than passed/failed
     output: str = ""  # the tail of pytest's own output, for when the summary is not enough
     duration: float = 0.0
+    warm: bool = False  # forked from the warm process (torch and triton already imported)
 
     @property
     def passed(self) -> bool:

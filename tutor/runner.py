@@ -30,6 +30,7 @@ from tutor.supervisor import (
     default_memory_limit,
     supervise,
 )
+from tutor.warm import machine_has_gpu
 
 DEFAULT_TIMEOUT_S = 120.0  # the CPU interpreter plus a first JIT compile fit well inside this
 CHILD_GRACE_S = 30.0  # the child's own deadline comes this long after the tutor's
@@ -49,12 +50,16 @@ class Runner:
         timeout: float = DEFAULT_TIMEOUT_S,
         python: str = sys.executable,
         memory_limit: int | None = None,
+        warm=None,
     ) -> None:
         self.catalogue = catalogue
         self.force_cpu = force_cpu
         self.timeout = timeout
         self.python = python
         self.memory_limit = default_memory_limit() if memory_limit is None else memory_limit
+        # The warm process (tutor.warm.WarmPool) runs the CPU interpreter only: CUDA does not
+        # survive a fork, so on a machine with a GPU the runs stay cold unless --cpu is given.
+        self.warm = warm if warm is not None and (force_cpu or not machine_has_gpu()) else None
 
     def command(self, drill_id: str, impl: str, events_path: str) -> list[str]:
         drill = self.catalogue.drill(drill_id)
@@ -106,7 +111,14 @@ class Runner:
             result.diagnoses = [dx.MISSING_FILE]
             return result
         started = time.monotonic()
-        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
+        # No entry-point plugins: a drill's tests need only the tutor's own, named with -p, and
+        # loading every installed pytest plugin costs start-up time on every run.
+        env = dict(
+            os.environ,
+            PYTHONUNBUFFERED="1",
+            PYTHONDONTWRITEBYTECODE="1",
+            PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+        )
         env.pop("TRITON_INTERPRET", None)  # the child decides, from --cpu and the hardware
         collector = _Collector(result, on_event)
         ended = supervise(
@@ -118,7 +130,9 @@ class Runner:
             on_output=collector.feed_output,
             on_events=collector.feed_events,
             memory_limit=self.memory_limit,
+            warm=self.warm,
         )
+        result.warm = ended.warm
         result.duration = round(time.monotonic() - started, 2)
         if ended.how == NOT_STARTED:
             result.message = ended.error

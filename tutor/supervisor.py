@@ -22,6 +22,11 @@ Both the test runner and the bench start their child through `supervise`:
 
 If the tutor itself dies (SIGKILL), the child's own guard (tutor.child_guard) sees its parent
 gone and ends the run from the inside.
+
+With `warm` (a tutor.warm.WarmPool), a `python -m pytest` run is forked from the warm process
+instead, which has torch and triton imported already; everything above holds for it the same
+(it starts its own session, carries the mark, and is watched by its pid). When the warm process
+cannot take the run, it starts cold.
 """
 
 from __future__ import annotations
@@ -67,6 +72,7 @@ class Ended:
     error: str = ""  # why it could not start
     peak_rss: int = 0  # the most memory the run's processes held at once, in bytes
     timed: str = "run"  # what the time limit that stopped it was for: "run" or "start-up"
+    warm: bool = False  # forked from the warm process (tutor.warm) rather than started cold
 
     @property
     def description(self) -> str:
@@ -84,6 +90,7 @@ def supervise(
     on_events: Chunk | None = None,
     memory_limit: int | None = None,
     startup_timeout: float = STARTUP_TIMEOUT_S,
+    warm=None,
 ) -> Ended:
     """Run `cmd` to its end (or its limit) and return how it ended; see the module docstring."""
     run_id = uuid.uuid4().hex
@@ -91,25 +98,28 @@ def supervise(
     events_read = events_write = None
     if on_events is not None:
         events_read, events_write = os.pipe()
-        cmd = [arg.replace(EVENTS_PATH, f"/dev/fd/{events_write}") for arg in cmd]
-    try:
-        child = subprocess.Popen(
-            cmd,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            pass_fds=() if events_write is None else (events_write,),
-            start_new_session=True,
-        )
-    except OSError as exc:
-        if events_read is not None:
-            os.close(events_read)
-        return Ended(NOT_STARTED, 127, f"could not start {cmd[0]}: {exc.strerror}")
-    finally:
-        if events_write is not None:
-            os.close(events_write)  # the child holds its own copy
+    child = None
+    if warm is not None:
+        child = _start_warm(warm, cmd, cwd, env, events_write)
+    if child is None:
+        try:
+            child = subprocess.Popen(
+                _with_events_path(cmd, events_write),
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                pass_fds=() if events_write is None else (events_write,),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            if events_read is not None:
+                os.close(events_read)
+                os.close(events_write)
+            return Ended(NOT_STARTED, 127, f"could not start {cmd[0]}: {exc.strerror}")
+    if events_write is not None:
+        os.close(events_write)  # the child holds its own copy
     assert child.stdout is not None
     streams = {child.stdout.fileno(): on_output}
     if events_read is not None:
@@ -131,7 +141,41 @@ def supervise(
         if events_read is not None:
             os.close(events_read)
         child.stdout.close()
-    return Ended(how, child.returncode, peak_rss=watch.peak_rss, timed=watch.timed)
+    return Ended(
+        how,
+        child.returncode,
+        peak_rss=watch.peak_rss,
+        timed=watch.timed,
+        warm=not isinstance(child, subprocess.Popen),
+    )
+
+
+def _with_events_path(cmd: list[str], events_fd: int | None) -> list[str]:
+    if events_fd is None:
+        return cmd
+    return [arg.replace(EVENTS_PATH, f"/dev/fd/{events_fd}") for arg in cmd]
+
+
+def _start_warm(warm, cmd: list[str], cwd: Path, env: dict[str, str], events_write: int | None):
+    """The run forked from the warm process (tutor.warm), or None to start it cold.
+
+    `cmd` is `python -m pytest ARGS`: the warm process runs pytest with ARGS itself.
+    """
+    if cmd[1:3] != ["-m", "pytest"]:
+        return None
+    from tutor.warm import EVENTS_FD
+
+    output_read, output_write = os.pipe()
+    args = _with_events_path(cmd[3:], EVENTS_FD if events_write is not None else None)
+    try:
+        child = warm.start(args, cwd, env, output_write, events_write)
+    finally:
+        os.close(output_write)
+    if child is None:
+        os.close(output_read)
+        return None
+    child.stdout = os.fdopen(output_read, "rb", buffering=0)
+    return child
 
 
 class _Watch:

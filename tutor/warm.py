@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -23,6 +24,11 @@ import time
 from pathlib import Path
 
 EVENTS_FD = 200  # where a warm child finds its events pipe: far above any fd it opens itself
+
+
+def machine_has_gpu() -> bool:
+    """Whether an NVIDIA GPU may be there (cheap: no torch import); runs there stay cold."""
+    return shutil.which("nvidia-smi") is not None or Path("/dev/nvidia0").exists()
 
 
 class WarmChild:
@@ -80,15 +86,43 @@ class WarmChild:
 
 
 class WarmPool:
-    """One warm process for one course, started in the background and restarted on demand."""
+    """One warm process for one course, started in the background and restarted on demand.
 
-    def __init__(self, state_dir: Path, python: str = sys.executable) -> None:
+    The app owns one (its socket is .tutor/warm-<app pid>.sock); `tutor check` borrows it
+    with `WarmPool.find` while the app is open, and runs cold otherwise.
+    """
+
+    def __init__(
+        self, state_dir: Path, python: str = sys.executable, *, launch: bool = True
+    ) -> None:
         self.path = state_dir / f"warm-{os.getpid()}.sock"
         self.python = python
         self.process: subprocess.Popen | None = None
         self.lock = threading.Lock()
         self.ready = threading.Event()
-        self.launch()
+        self.owner: int | None = os.getpid()
+        if launch:
+            self.launch()
+
+    @classmethod
+    def find(cls, state_dir: Path) -> WarmPool | None:
+        """A client of the warm process another tutor (the app) keeps up, if there is one.
+
+        TUTOR_NO_WARM=1 in the environment says no: every run starts cold.
+        """
+        if os.environ.get("TUTOR_NO_WARM") == "1":
+            return None
+        for path in sorted(state_dir.glob("warm-*.sock")):
+            try:
+                owner = int(path.stem.removeprefix("warm-"))
+                os.kill(owner, 0)
+            except (ValueError, OSError):
+                continue  # left by a tutor that is gone
+            pool = cls(state_dir, launch=False)
+            pool.path, pool.owner = path, owner
+            pool.ready.set()
+            return pool
+        return None
 
     def launch(self) -> None:
         """Start the warm process; `ready` is set once it serves (a few seconds later)."""
@@ -115,7 +149,9 @@ class WarmPool:
 
     @property
     def up(self) -> bool:
-        return self.ready.is_set() and self.process is not None and self.process.poll() is None
+        if self.process is None:  # borrowed: up while its owner is and its socket is there
+            return self.ready.is_set() and self.path.exists()
+        return self.ready.is_set() and self.process.poll() is None
 
     def start(
         self,

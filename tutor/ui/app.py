@@ -116,14 +116,23 @@ def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
         print(f"tutor: {exc}", file=sys.stderr)
         return 2
     from tutor import collect
+    from tutor.warm import WarmPool, machine_has_gpu
 
+    # The warm process imports torch and triton in the background while the app starts, so a
+    # save is answered in about a second (CPU interpreter only: CUDA does not survive a fork).
+    warm = WarmPool(paths.state_dir) if force_cpu or not machine_has_gpu() else None
     app = TutorApp(
         catalogue,
         ProgressStore(paths.progress_file),
+        runner_factory=lambda catalogue, cpu: Runner(catalogue, force_cpu=cpu, warm=warm),
         force_cpu=force_cpu,
         list_tests=lambda drill_id, impl: collect.test_ids(
             catalogue, drill_id, impl, force_cpu=force_cpu
         ),
     )
-    app.run()
+    try:
+        app.run()
+    finally:
+        if warm is not None:
+            warm.close()
     return app.return_code or 0
