@@ -238,12 +238,6 @@ def test_format_report_explains_why_nothing_was_timed():
     assert "not timed: tests fail (padding-where)." in bench.format_report(report)
 
 
-def test_report_round_trips_through_json():
-    report = _report(_row())
-    again = bench.BenchReport.from_json(json.loads(json.dumps(report.to_json())))
-    assert again == report and again.timed
-
-
 def test_record_best_keeps_the_lower_time(tmp_path):
     store = ProgressStore(tmp_path / "progress.json")
     assert bench.record_best(store, _report(_row(us=40.0))) == ["softmax m=4096 n=8192 bfloat16"]

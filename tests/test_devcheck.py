@@ -155,3 +155,15 @@ def test_dev_check_fails_when_a_starter_stands_in_for_the_solution(course):
     assert failed["solution"].startswith("must give pass, gave not-started")
     # the correct variants and the mutants are judged against the tests, not the solution
     assert "correct__sigmoid_product.py" not in failed
+
+
+def test_the_same_buggy_file_gets_the_same_diagnoses_on_every_run(catalogue):
+    """A grid too small leaves memory never written: it reads the same on every run."""
+    from tutor.runner import Runner
+
+    drill = catalogue.drill("t1")
+    (target,) = [t for t in devcheck.targets(catalogue, drill) if t.name.startswith("grid-too")][:1]
+    runner = Runner(catalogue, force_cpu=True)
+    verdicts = [runner.run("t1", str(target.path)) for _ in range(3)]
+    seen = {(tuple(r.diagnoses), tuple((t.id, t.diagnosis) for t in r.tests)) for r in verdicts}
+    assert len(seen) == 1 and verdicts[0].diagnoses[0] == "grid-too-small"

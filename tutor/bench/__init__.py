@@ -22,7 +22,7 @@ import textwrap
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -124,17 +124,6 @@ class BenchReport:
         data = asdict(self)
         data["timed"] = self.timed
         return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> BenchReport:
-        known = {f.name for f in fields(cls)}
-        report = cls(**{k: v for k, v in data.items() if k in known and k != "rows"})
-        row_fields = {f.name for f in fields(BenchRow)}
-        report.rows = [
-            BenchRow(**{k: v for k, v in row.items() if k in row_fields})
-            for row in data.get("rows", [])
-        ]
-        return report
 
 
 def bench_drill(

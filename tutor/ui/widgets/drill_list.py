@@ -95,13 +95,6 @@ class DrillList(OptionList):
     def select_drill(self, drill_id: str) -> None:
         self.highlighted = self.get_option_index(drill_id)
 
-    @property
-    def selected_drill(self) -> str | None:
-        option = self.highlighted_option
-        if option is None or option.id is None or option.id.startswith(_TRACK_PREFIX):
-            return None
-        return option.id
-
     @on(OptionList.OptionHighlighted)
     def _forward_highlight(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
