@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -177,3 +178,57 @@ def test_e_hands_the_terminal_to_the_editor_and_comes_back(
     assert course.mine("t3_layernorm.py").read_text() == _mutant().read_text()
     terminal.keys("q")
     terminal.wait_for("EXITED 0", timeout=30)
+
+
+HANGS = """
+import time
+from pathlib import Path
+
+def layer_norm(x, weight, bias, eps=1e-5):
+    Path("{flag}").write_text("running")
+    while True:
+        time.sleep(0.05)
+
+def rms_norm(x, weight, eps=1e-6):
+    raise NotImplementedError("TODO")
+"""
+
+
+@pytest.mark.parametrize("signum", ["TERM", "HUP"])
+def test_the_app_killed_mid_run_restores_the_terminal_and_leaves_no_process(
+    start_app, course, tmp_path, signum
+):
+    import psutil
+
+    flag = tmp_path / "running"
+    terminal = start_app()
+    terminal.wait_for("watch on", timeout=30)
+    time.sleep(1.0)
+    course.mine("t3_layernorm.py").write_text(HANGS.format(flag=flag))  # watch starts the run
+    deadline = time.monotonic() + RUN_LIMIT
+    while not flag.exists():
+        assert time.monotonic() < deadline, terminal.screen()
+        time.sleep(0.2)
+
+    def of_the_course() -> list:
+        """The app, its warm process and its runs: they name the course or work inside it."""
+        found = []
+        for process in psutil.process_iter(["cmdline", "cwd"]):
+            argv = process.info["cmdline"] or [""]
+            cmdline = " ".join(argv)
+            inside = (process.info["cwd"] or "") == str(course.root)
+            if "python" in Path(argv[0]).name and (inside or str(course.root) in cmdline):
+                found.append(process)
+        return found
+
+    apps = [p for p in of_the_course() if p.info["cmdline"][1:3] == ["-m", "tutor"]]
+    assert apps, "the app's process should be up"
+    for app in apps:
+        app.send_signal(getattr(signal, f"SIG{signum}"))
+    terminal.wait_for("EXITED", timeout=30)
+    screen = terminal.screen()
+    assert "watch on" not in screen  # the app's screen is gone: the shell's is back
+    deadline = time.monotonic() + 20
+    while of_the_course() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not of_the_course(), [p.info for p in of_the_course()]
