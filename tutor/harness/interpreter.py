@@ -331,10 +331,17 @@ def refused_global(fn: Any) -> tuple[str, Any] | None:
     """The first global `fn` reads that the compiler would refuse, as (name, value)."""
     if fn.__globals__.get("__name__", "").startswith("triton."):
         return None  # Triton's own jit functions (tl.max's combine, ...) are its business
+    import builtins
+
     namespace = fn.__globals__
     for name in sorted(_read_names(fn.__code__)):
-        if name in namespace and not _allowed_global(namespace[name]):
-            return name, namespace[name]
+        if name not in namespace or hasattr(builtins, name):  # Python's names: the compiler's too
+            continue
+        value = namespace[name]
+        if getattr(value, "__module__", "") == __name__:
+            continue  # one of this module's own stand-ins (the loop variables' range)
+        if not _allowed_global(value):
+            return name, value
     return None
 
 
