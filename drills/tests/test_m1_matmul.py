@@ -35,32 +35,6 @@ BLOCK_KS = (16, 32, 64, 128, 256)  # the BLOCK_K a learner may pick (tl.dot need
 NAN = float("nan")
 
 
-@pytest.fixture(autouse=True)
-def _bf16_dot_in_interpreter(backend, monkeypatch):
-    """Make the CPU interpreter's tl.dot read bf16 tiles as numbers, as the GPU does.
-
-    Triton 3.9's interpreter keeps bf16 tiles as raw 16-bit integers and hands them to
-    numpy.matmul as such: a bf16 tl.dot gives nonsense even in a correct kernel. Converting
-    both tiles to fp32 first is exact (every bf16 is an fp32) and gives what the GPU computes:
-    exact products summed in fp32. Nothing else in the interpreter changes.
-    """
-    if not backend.is_cpu:
-        return
-    import triton.language as tl
-    from triton.runtime import interpreter
-
-    original = interpreter.InterpreterBuilder.create_dot
-
-    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
-        if a.dtype.scalar == tl.bfloat16:
-            a = self.cast_impl(a, tl.float32)
-        if b.dtype.scalar == tl.bfloat16:
-            b = self.cast_impl(b, tl.float32)
-        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
-
-    monkeypatch.setattr(interpreter.InterpreterBuilder, "create_dot", create_dot)
-
-
 # ----------------------------------------------------------------------------------------------
 # Tolerances
 # ----------------------------------------------------------------------------------------------

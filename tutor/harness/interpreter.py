@@ -83,6 +83,7 @@ def install() -> None:
         ("name-imported builtins", "_patch_lang", _patch_globals_per_launch),
         ("loop variables as scalars", "GridExecutor", _patch_loop_variables),
         ("plain globals refused", "_patch_lang", _patch_global_reads),
+        ("bf16 tl.dot on numbers", "InterpreterBuilder", _patch_bf16_dot),
     ):
         if not hasattr(interp, target):
             skipped.append(name)
@@ -281,6 +282,29 @@ def _patch_globals_per_launch(interp: Any) -> None:
         return scope
 
     interp._patch_lang = patch_lang
+
+
+# 6. bf16 tl.dot -----------------------------------------------------------------------------
+#
+# The interpreter keeps bf16 tiles as raw 16-bit integers and hands them to numpy.matmul as
+# such: a bf16 tl.dot gives nonsense even in a correct kernel. Converting both tiles to fp32
+# first is exact (every bf16 is an fp32) and is what the GPU computes: exact products summed in
+# fp32. (Found writing drill m1; the drill tests carried this as a fixture before.)
+
+
+def _patch_bf16_dot(interp: Any) -> None:
+    import triton.language as tl
+
+    original = interp.InterpreterBuilder.create_dot
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        if a.dtype.scalar == tl.bfloat16:
+            a = self.cast_impl(a, tl.float32)
+        if b.dtype.scalar == tl.bfloat16:
+            b = self.cast_impl(b, tl.float32)
+        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+    interp.InterpreterBuilder.create_dot = create_dot
 
 
 # 5. Plain globals --------------------------------------------------------------------------
