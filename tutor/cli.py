@@ -86,6 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     reset.add_argument("drill")
     lesson = sub.add_parser("lesson", help="print a drill's lesson")
     lesson.add_argument("drill")
+    lesson.add_argument(
+        "--answers", action="store_true", help="show the self-check answers (folded by default)"
+    )
     solution = sub.add_parser("solution", help="print the reference solution once unlocked")
     solution.add_argument("drill")
     bench = sub.add_parser("bench", help="time a drill's kernels on the GPU")
@@ -315,7 +318,10 @@ def cmd_lesson(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     path = catalogue.paths.lesson(drill.id)
     if not path.is_file():
         raise UsageError(f"{path} does not exist")
-    print(path.read_text(encoding="utf-8"))
+    from tutor import lessons
+
+    how = f"`tutor lesson {drill.id} --answers` shows the answers"
+    print(lessons.render(path.read_text(encoding="utf-8"), answers=args.answers, how_to_show=how))
     return EXIT_OK
 
 

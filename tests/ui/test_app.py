@@ -499,12 +499,49 @@ async def test_help_lists_every_key_and_the_marks(make_app):
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
         keys = [key for key, _ in app.screen.keys]
-        assert keys == ["1", "2", "3", "tab", "l", "r", "h", "e", "w", "s", "x", "b", "n", "?", "q"]
+        assert keys == [
+            "1",
+            "2",
+            "3",
+            "tab",
+            "l",
+            "a",
+            "r",
+            "h",
+            "e",
+            "w",
+            "s",
+            "x",
+            "b",
+            "n",
+            "?",
+            "q",
+        ]
         words = dict(app.screen.keys)
         assert "Lesson tab" in words["1"] and "PgDn" in words["1"]
         await pilot.press("question_mark")
         await settle(pilot)
         assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_self_check_answers_stay_folded_until_a(make_app, small_course):
+    lesson = small_course.lesson("a1")
+    lesson.write_text(
+        "# A1\n\n1. Why a mask?\n\n<details><summary>Answer</summary>\n\n"
+        "The last block runs past the end.\n\n</details>\n"
+    )
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = drill_screen(app)
+        shown = lambda: screen.query_one("#lesson").source  # noqa: E731
+        assert "runs past the end" not in shown() and "press a to show it" in shown()
+        await pilot.press("a")
+        await settle(pilot)
+        assert "The last block runs past the end." in shown()
+        await pilot.press("a")
+        await settle(pilot)
+        assert "runs past the end" not in shown()
 
 
 async def test_q_quits(make_app):

@@ -23,8 +23,8 @@ from textual.widgets import Footer, Markdown, TabbedContent, TabPane
 from watchfiles import Change, awatch
 
 from tutor import bench as bench_report
+from tutor import lessons, workspace
 from tutor import results as r
-from tutor import workspace
 from tutor.catalogue import Drill
 from tutor.coach import HintView
 from tutor.events import SessionStarted
@@ -61,6 +61,7 @@ KEY_HELP = {
     "tab('bench-tab')": "the Bench tab: timings on a GPU",
     "focus_next": "move between the list, the tab and the panels (Shift+Tab back)",
     "toggle_sidebar": "show or hide the drill list (narrow terminals)",
+    "toggle_answers": "show or fold the lesson's self-check answers",
     "run": "run the selected drill's tests",
     "hint": "reveal the next hint for the current mistake",
     "edit": "open your file in $VISUAL or $EDITOR",
@@ -84,6 +85,7 @@ class DrillScreen(Screen[None]):
         Binding("3", "tab('bench-tab')", "Bench", show=False, priority=True),
         Binding("tab", "focus_next", "Focus", show=False),
         Binding("l", "toggle_sidebar", "List", show=False, priority=True),
+        Binding("a", "toggle_answers", "Answers", show=False, priority=True),
         Binding("r", "run", "Run", priority=True),
         Binding("h", "hint", "Hint", priority=True),
         Binding("e", "edit", "Edit", priority=True),
@@ -192,12 +194,23 @@ class DrillScreen(Screen[None]):
         self._show_coach(drill_id)
         self._refresh_marks()
 
+    answers_shown = False
+    """Whether the lessons' self-check answers are shown (a) or folded away."""
+
     def _lesson(self, drill: Drill) -> str:
         path = self.services.catalogue.paths.lesson(drill.id)
         try:
-            return path.read_text(encoding="utf-8")
+            text = path.read_text(encoding="utf-8")
         except OSError:
             return f"# {drill.title}\n\nThis drill has no lesson yet ({self._shown(path)})."
+        return lessons.render(text, answers=self.answers_shown, how_to_show="press a to show it")
+
+    def action_toggle_answers(self) -> None:
+        self.answers_shown = not self.answers_shown
+        drill = self._selected_drill()
+        if drill is not None:
+            self.query_one("#lesson", Markdown).update(self._lesson(drill))
+            self.query_one(TabbedContent).active = "lesson-tab"
 
     def _ensure_mine(self, drill: Drill) -> Path | None:
         """The learner's file, copied from the starter on first selection."""
