@@ -9,9 +9,11 @@ shown as a quote under its question.
 from __future__ import annotations
 
 import re
+import textwrap
 
 _DETAILS = re.compile(
-    r"<details>\s*<summary>(?P<summary>.*?)</summary>(?P<body>.*?)</details>", re.DOTALL
+    r"(?P<indent>[ \t]*)<details>\s*<summary>(?P<summary>.*?)</summary>(?P<body>.*?)</details>",
+    re.DOTALL,
 )
 
 
@@ -19,12 +21,13 @@ def render(text: str, *, answers: bool, how_to_show: str) -> str:
     """`text` with every `<details>` block folded (a line naming `how_to_show`) or shown."""
 
     def one(match: re.Match[str]) -> str:
+        indent = match.group("indent")
         summary = match.group("summary").strip() or "Answer"
         if not answers:
-            return f"*({summary} folded away: {how_to_show}.)*"
-        body = match.group("body").strip()
-        quoted = "\n".join(f"> {line}" if line.strip() else ">" for line in body.splitlines())
-        return f"> **{summary}**\n>\n{quoted}"
+            return f"{indent}*({summary} folded away: {how_to_show}.)*"
+        body = textwrap.dedent(match.group("body").strip("\n")).strip()
+        lines = [f"**{summary}**", "", *body.splitlines()]
+        return "\n".join(f"{indent}> {line}".rstrip() for line in lines)
 
     return _DETAILS.sub(one, text)
 
