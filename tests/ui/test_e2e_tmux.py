@@ -42,7 +42,9 @@ def _mutant() -> Path:
 class Terminal:
     """One tmux session running one command, 160×45, on a private server."""
 
-    def __init__(self, socket: Path, command: str, env: dict[str, str]) -> None:
+    def __init__(
+        self, socket: Path, command: str, env: dict[str, str], size: tuple[int, int] = (160, 45)
+    ) -> None:
         self.socket = socket
         self.env = env
         # The trailing `sleep` keeps the pane (and what the app printed) after it exits.
@@ -52,9 +54,9 @@ class Terminal:
             "-s",
             "tutor",
             "-x",
-            "160",
+            str(size[0]),
             "-y",
-            "45",
+            str(size[1]),
             f"{command}; echo EXITED $?; sleep 600",
         )
 
@@ -114,10 +116,10 @@ def terminal_env(course: CoursePaths, tmp_path: Path) -> dict[str, str]:
 def start_app(terminal_env, tmp_path):
     started: list[Terminal] = []
 
-    def start(extra_env: dict[str, str] | None = None) -> Terminal:
+    def start(extra_env: dict[str, str] | None = None, size=(160, 45)) -> Terminal:
         env = dict(terminal_env, **(extra_env or {}))
         command = f"cd {env['TUTOR_ROOT']} && {sys.executable} -m tutor --cpu"
-        terminal = Terminal(tmp_path / "tmux.sock", command, env)
+        terminal = Terminal(tmp_path / "tmux.sock", command, env, size)
         started.append(terminal)
         return terminal
 
@@ -232,3 +234,18 @@ def test_the_app_killed_mid_run_restores_the_terminal_and_leaves_no_process(
     while of_the_course() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not of_the_course(), [p.info for p in of_the_course()]
+
+
+def test_at_80x24_the_mistake_footer_and_newest_hint_fit(start_app, course):
+    terminal = start_app(size=(80, 24))
+    terminal.wait_for("watch on", timeout=30)
+    time.sleep(1.0)
+    shutil.copyfile(_mutant(), course.mine("t3_layernorm.py"))
+    terminal.wait_for("t3: Failed:", timeout=RUN_LIMIT)
+    screen = terminal.screen().splitlines()
+    assert any(TITLE in line for line in screen), "\n".join(screen)  # the title on one line
+    footer = screen[-1]
+    assert "Help" in footer and "Quit" in footer, footer  # the footer is whole
+    assert all(len(line) <= 80 for line in screen)
+    terminal.keys("q")
+    terminal.wait_for("EXITED 0", timeout=30)
