@@ -51,7 +51,9 @@ def scratch_course(tmp: Path) -> CoursePaths:
     return CoursePaths(tmp)
 
 
-def cold_check(course: CoursePaths, drill_id: str) -> float:
+def check_time(course: CoursePaths, drill_id: str, *, cold: bool) -> float:
+    """Seconds of `tutor check`: cold (no warm process, TUTOR_NO_WARM=1), or borrowing the
+    warm process this script keeps up, as `tutor check` does while the app is open."""
     started = time.monotonic()
     subprocess.run(
         [
@@ -69,30 +71,7 @@ def cold_check(course: CoursePaths, drill_id: str) -> float:
         capture_output=True,
         check=False,
         cwd=course.root,
-        env=dict(os.environ, TUTOR_NO_WARM="1"),  # cold: not the warm process this script keeps
-    )
-    return time.monotonic() - started
-
-
-def borrowed_check(course: CoursePaths, drill_id: str) -> float:
-    """`tutor check` while a warm process is up (as while the app is open): it borrows it."""
-    started = time.monotonic()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tutor",
-            "--root",
-            str(course.root),
-            "check",
-            drill_id,
-            "--impl",
-            "solutions",
-            "--cpu",
-        ],
-        capture_output=True,
-        check=False,
-        cwd=course.root,
+        env=dict(os.environ, TUTOR_NO_WARM="1" if cold else "0"),
     )
     return time.monotonic() - started
 
@@ -160,8 +139,8 @@ def main() -> int:
         rows = []
         for drill_id in drills:
             timed_run(warm, drill_id)  # the warm process's first run of a drill
-            check = [cold_check(course, drill_id) for _ in range(args.repeats)]
-            borrowed = [borrowed_check(course, drill_id) for _ in range(args.repeats)]
+            check = [check_time(course, drill_id, cold=True) for _ in range(args.repeats)]
+            borrowed = [check_time(course, drill_id, cold=False) for _ in range(args.repeats)]
             runs = [timed_run(cold, drill_id)[0] for _ in range(args.repeats)]
             warms = [timed_run(warm, drill_id) for _ in range(args.repeats)]
             assert all(was_warm for _, was_warm in warms), f"{drill_id}: a run went cold"

@@ -1,13 +1,16 @@
 """Which tests a drill has: pytest's --collect-only in a child process, for naming the tests a
-timed-out or crashed run never reached. Torch is imported by the child, never here."""
+timed-out or crashed run never reached. Torch is imported by the child, never here; the child
+runs under the supervisor, like every child the tutor starts."""
 
 from __future__ import annotations
 
-import subprocess
+import os
 import sys
+from pathlib import Path
 
 from tutor.catalogue import Catalogue
 from tutor.results import RunResult
+from tutor.supervisor import EXITED, supervise
 
 COLLECT_TIMEOUT_S = 90.0
 
@@ -38,13 +41,18 @@ def test_ids(
     ]
     if force_cpu:
         command.append("--cpu")
-    try:
-        done = subprocess.run(
-            command, cwd=paths.root, capture_output=True, text=True, timeout=timeout, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    output = bytearray()
+    ended = supervise(
+        command,
+        cwd=Path(paths.root),
+        env=dict(os.environ),
+        timeout=timeout,
+        on_output=output.extend,
+    )
+    if ended.how != EXITED:
         return None
-    ids = [line.strip() for line in done.stdout.splitlines() if "::" in line]
+    text = output.decode("utf-8", "replace")
+    ids = [line.strip() for line in text.splitlines() if "::" in line]
     return ids or None
 
 

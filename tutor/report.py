@@ -10,6 +10,7 @@ from tutor.catalogue import Catalogue
 from tutor.coach import HintView
 from tutor.hints import HintBook, stage_blocks
 from tutor.results import RunResult
+from tutor.states import label
 
 MAX_FAILED_SHOWN = 6
 STATUS_MARK = {p.NOT_STARTED: " ", p.FAILING: "✗", p.PASSED: "✓"}
@@ -50,19 +51,13 @@ def stage_plain(stage: str, indent: str) -> list[str]:
     return lines
 
 
-def backend_label(backend: str, device_name: str) -> str:
-    return (
-        "the CPU (Triton interpreter)" if backend == "cpu-interpreter" else device_name or backend
-    )
-
-
 def format_run(
     result: RunResult, book: HintBook, root_text: str = "", never_ran: list[str] | None = None
 ) -> str:
     """What `tutor check` prints: failed tests with what differs, then the diagnosis.
     `never_ran` names the tests a run cut short never finished (tutor.collect.never_ran)."""
     where = result.impl.replace(root_text, "") if root_text else result.impl
-    on = f" on {backend_label(result.backend, result.device_name)}" if result.backend else ""
+    on = f" on {label(result.backend, result.device_name)}" if result.backend else ""
     lines = [f"{result.drill}: {where}{on}"]
     failed = [t for t in result.tests if t.outcome == "failed"]
     for test in failed[:MAX_FAILED_SHOWN]:

@@ -126,7 +126,6 @@ def supervise(
         streams[events_read] = on_events
     watch = _Watch(
         child,
-        run_id,
         timeout,
         startup_timeout if on_events else None,
         memory_limit,
@@ -184,14 +183,13 @@ class _Watch:
     def __init__(
         self,
         child: subprocess.Popen,
-        run_id: str,
         timeout: float,
         startup_timeout: float | None,
         memory_limit: int | None,
         events_fd: int | None,
         cancel: threading.Event | None,
     ) -> None:
-        self.child, self.run_id, self.cancel = child, run_id, cancel
+        self.child, self.cancel = child, cancel
         self.timeout, self.memory_limit, self.events_fd = timeout, memory_limit, events_fd
         self.started = time.monotonic()
         # Without an events pipe the limit runs from the start; with one, from its first event.

@@ -29,6 +29,7 @@ from typing import Any
 from tutor import progress as p
 from tutor.catalogue import Catalogue
 from tutor.runner import Runner
+from tutor.states import BackendName
 from tutor.supervisor import (
     CANCELLED,
     EXITED,
@@ -39,7 +40,7 @@ from tutor.supervisor import (
 )
 
 DEFAULT_TIMEOUT_S = 900.0  # torch.compile of every shape dominates: ~5-20 s a shape
-CPU_BACKEND = "cpu-interpreter"  # RunResult.backend when the tests ran in the interpreter
+CPU_BACKEND = BackendName.CPU  # RunResult.backend when the tests ran in the interpreter
 OUTPUT_TAIL = 4000
 
 # Report statuses.

@@ -12,8 +12,10 @@ from dataclasses import dataclass
 
 import torch
 
-CPU = "cpu-interpreter"
-CUDA = "cuda"
+from tutor.states import BackendName
+
+CPU = BackendName.CPU
+CUDA = BackendName.CUDA
 
 
 @dataclass(frozen=True)

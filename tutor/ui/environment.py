@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
-from pathlib import Path
+
+from tutor.states import BackendName
+from tutor.warm import machine_has_gpu
 
 CPU_LABEL = "CPU interpreter"
-CPU_BACKEND = "cpu-interpreter"  # tutor.harness.backend.CPU, which imports torch
+CPU_BACKEND = BackendName.CPU
 _PROBE = (
     "import torch; print(torch.cuda.get_device_name() if torch.cuda.is_available() else '', end='')"
 )
@@ -41,7 +42,7 @@ def backend_label(backend: str, device_name: str) -> str:
 
 def gpu_name(python: str = sys.executable, timeout: float = 60.0) -> str | None:
     """The name torch.cuda gives the first GPU, or None when kernels will run on the CPU."""
-    if shutil.which("nvidia-smi") is None and not Path("/dev/nvidia0").exists():
+    if not machine_has_gpu():
         return None
     try:
         done = subprocess.run(
