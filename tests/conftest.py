@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -13,6 +14,11 @@ from tutor.paths import CoursePaths
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 pytest_plugins = ["pytester"]
+
+# One torch thread per test process, as in the tutor's own runs (tutor.runner.TORCH_THREADS):
+# with xdist's workers on every core, more threads only wait for each other. Set before any
+# test module imports torch.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture(scope="session")

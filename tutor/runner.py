@@ -39,6 +39,9 @@ OUTPUT_TAIL = 6000
 EventCallback = Callable[[Event], None]
 
 
+TORCH_THREADS = "1"  # torch's intra-op threads in a run's child (see Runner.run)
+
+
 class Runner:
     """Runs drills of one catalogue; one `run` call per run, safe to use from a worker thread."""
 
@@ -118,6 +121,10 @@ class Runner:
             PYTHONUNBUFFERED="1",
             PYTHONDONTWRITEBYTECODE="1",
             PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+            # One torch thread: the tests' tensors are small and the interpreter is Python, so
+            # more threads win nothing, while on a busy machine (the app, an editor, parallel
+            # runs) OpenMP's waiting threads made the same run 3-8x slower (2.6 s vs 7.5-21 s).
+            OMP_NUM_THREADS=TORCH_THREADS,
         )
         env.pop("TRITON_INTERPRET", None)  # the child decides, from --cpu and the hardware
         collector = _Collector(result, on_event)
