@@ -4,8 +4,9 @@ The learner picks BLOCK_SIZE (a power of two, at most 4096), and the tests canno
 rows are 8193 to 9999 long, several blocks for any block size, and never a multiple of one
 (the last block is always partial). They are also longer than the solution's ONE_PASS_MAX
 (8192), so the solution's own loop is what these rows test; a few short rows (37, 1000 and
-exactly 8192 columns) test its one-block path. Every suspect, what a known mistake would output, is
-computed for every block size from 16 to 4096, and a failure is named when one of them fits.
+exactly 8192 columns) test its one-block path. Every suspect, what a known mistake would
+output, is computed for every block size from 16 to 4096, and a failure is named when one of
+them fits.
 The kinds of rows, each there to expose one mistake:
 - ordinary rows (randn * 2): the plain case;
 - rows whose largest value (+10) is in the last column: the last, partial block raises the
