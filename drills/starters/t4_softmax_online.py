@@ -5,8 +5,8 @@
 
 A row can be far longer than one block (64k columns and more), so the program walks it in
 blocks of BLOCK_SIZE columns. BLOCK_SIZE is a tl.constexpr power of two that you choose, at most
-4096 (the tests use rows of a few thousand, so that any such block size gives several blocks,
-the last one partial).
+4096 (the tests use rows of 8193 to 9999 columns, so that any such block size gives several
+blocks, the last one partial; one test has rows that fit in a single block).
 
 Pass 1, the online softmax: keep a running max m and a running sum s of exp(x - m). For each
 block, m_new = max(m, max(block)); s = s * exp(m - m_new) + sum(exp(block - m_new)); m = m_new.
