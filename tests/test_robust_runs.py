@@ -318,3 +318,30 @@ def test_a_read_only_state_folder_is_one_line(course, tmp_path):
     (course.state_dir / "progress.lock").mkdir()  # the lock cannot be opened: an OSError
     out = tutor(course, "hint", "t1")
     assert "Traceback" not in out.stderr
+
+
+def test_forked_processes_are_not_counted_once_per_fork(tmp_path):
+    """Eight processes sharing one 300 MB buffer copy-on-write hold about 300 MB, not 2.4 GB."""
+    from tutor.supervisor import run_memory
+
+    ready = tmp_path / "ready"
+    script = textwrap.dedent(f"""
+        import os, time
+        buffer = bytearray(300 * 2**20)  # touched: resident in the first process
+        for _ in range(3):
+            os.fork()  # 2 ** 3 = 8 processes, all sharing the buffer's pages
+        open({str(ready)!r} + str(os.getpid()), "w").close()
+        time.sleep(60)
+    """)
+    leader = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while len(list(tmp_path.glob("ready*"))) < 8 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(list(tmp_path.glob("ready*"))) == 8
+        one = psutil.Process(leader.pid).memory_info().rss
+        assert one > 300 * 2**20
+        assert run_memory(leader.pid) < 2 * one  # summed resident sets would be about 8x
+    finally:
+        os.killpg(leader.pid, signal.SIGKILL)
+        leader.wait()

@@ -272,18 +272,35 @@ def run_processes(leader: int, run_id: str) -> list[psutil.Process]:
 
 
 def run_memory(leader: int) -> int:
-    """Resident bytes of the run's leader and its descendants (cheap enough to read often)."""
-    total = 0
+    """Bytes of memory the run's leader and its descendants hold (cheap enough to read often).
+
+    One process: its resident set. Several (the learner's code forked): their proportional set
+    sizes, because forked processes share pages copy-on-write and summing resident sets counts
+    those pages once per process (five nested forks of a torch process read as 13 GB that way).
+    """
     try:
         root = psutil.Process(leader)
-        for process in (root, *root.children(recursive=True)):
-            try:
-                total += process.memory_info().rss
-            except psutil.Error:
-                continue
+        processes = [root, *root.children(recursive=True)]
     except psutil.Error:
-        pass
+        return 0
+    total = 0
+    for process in processes:
+        try:
+            if len(processes) == 1:
+                total += process.memory_info().rss
+            else:
+                total += _proportional(process)
+        except psutil.Error:
+            continue
     return total
+
+
+def _proportional(process: psutil.Process) -> int:
+    """The process's share of the pages it uses (PSS); its resident set where PSS is unknown."""
+    try:
+        return process.memory_full_info().pss
+    except (psutil.AccessDenied, AttributeError):  # AttributeError: no pss on this platform
+        return process.memory_info().rss
 
 
 def end_run(leader: int, run_id: str) -> None:
