@@ -24,7 +24,7 @@ from tutor.ui.widgets.run_panel import RunPanel
 pytestmark = pytest.mark.anyio
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-HANG_LIMIT = 8  # seconds of spinning: the limit counts from the first test, not from imports
+HANG_LIMIT = 3  # seconds of spinning: the limit counts from the first test, not from imports
 
 
 async def test_a_hang_and_a_crash_with_the_real_runner(course, recorder):
