@@ -18,6 +18,7 @@ parent between requests) and takes its children along.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -43,6 +44,12 @@ def _preload() -> None:
     import tutor.drill_plugin  # noqa: F401
     import tutor.harness  # noqa: F401
     import tutor.pytest_events  # noqa: F401
+
+    # Everything imported so far lives as long as the process: frozen, it is never scanned
+    # again by the garbage collector, in this process or in the runs forked from it (whose
+    # collections would otherwise walk torch's whole heap, and touch its pages copy-on-write).
+    gc.collect()
+    gc.freeze()
 
 
 def serve(path: str) -> None:
