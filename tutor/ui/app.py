@@ -51,7 +51,7 @@ class TutorApp(App[int]):
         force_cpu: bool = False,
         watch: bool = True,
         watch_debounce_ms: int = 1000,
-        watch_step_ms: int = 150,
+        watch_step_ms: int = 50,
         gpu_probe: Callable[[], str | None] = gpu_name,
         bench: BenchFunction = bench_drill,
         list_tests: TestLister | None = None,

@@ -43,7 +43,7 @@ class WatchSettings:
 
     on_at_start: bool = True
     debounce_ms: int = 1000
-    step_ms: int = 150
+    step_ms: int = 50  # quiet before a save counts (an editor's write and rename: a few ms)
 
 
 @dataclass(frozen=True)
