@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tutor.catalogue import load_catalogue  # noqa: E402
+from tutor.events import TestFinished  # noqa: E402
 from tutor.paths import CoursePaths  # noqa: E402
 from tutor.runner import Runner  # noqa: E402
 from tutor.warm import WarmPool  # noqa: E402
@@ -76,11 +77,18 @@ def check_time(course: CoursePaths, drill_id: str, *, cold: bool) -> float:
     return time.monotonic() - started
 
 
-def timed_run(runner: Runner, drill_id: str) -> tuple[float, bool]:
+def timed_run(runner: Runner, drill_id: str) -> tuple[float, float, bool]:
+    """Seconds to the run's end and to its first test's result (the first verdict), and warm."""
     started = time.monotonic()
-    result = runner.run(drill_id, "solutions")
+    first: list[float] = []
+
+    def note(event) -> None:
+        if isinstance(event, TestFinished) and not first:
+            first.append(time.monotonic() - started)
+
+    result = runner.run(drill_id, "solutions", on_event=note)
     assert result.passed, (drill_id, result.status, result.diagnoses)
-    return time.monotonic() - started, result.warm
+    return time.monotonic() - started, first[0], result.warm
 
 
 async def app_save_to_verdict(course: CoursePaths, drill_id: str, pool: WarmPool) -> float:
@@ -145,7 +153,7 @@ def main() -> int:
             borrowed = [check_time(course, drill_id, cold=False) for _ in range(args.repeats)]
             runs = [timed_run(cold, drill_id)[0] for _ in range(args.repeats)]
             warms = [timed_run(warm, drill_id) for _ in range(args.repeats)]
-            assert all(was_warm for _, was_warm in warms), f"{drill_id}: a run went cold"
+            assert all(was_warm for *_, was_warm in warms), f"{drill_id}: a run went cold"
             app = None
             if not args.no_app:
                 os.makedirs(course.mine("x").parent, exist_ok=True)
@@ -158,13 +166,14 @@ def main() -> int:
                 statistics.median(check),
                 statistics.median(borrowed),
                 statistics.median(runs),
-                statistics.median(t for t, _ in warms),
+                statistics.median(t for t, _, _ in warms),
+                statistics.median(f for _, f, _ in warms),
                 app,
             )
             rows.append(row)
             print(
                 f"{drill_id}: cold check {row[1]:.2f} s, check with the app open {row[2]:.2f} s, "
-                f"cold run {row[3]:.2f} s, warm run {row[4]:.2f} s"
+                f"cold run {row[3]:.2f} s, warm run {row[4]:.2f} s (first verdict {row[5]:.2f} s)"
                 + (f", app save -> verdict {app:.2f} s" if app else ""),
                 flush=True,
             )
@@ -186,22 +195,23 @@ def render(rows, repeats: int) -> str:
         "runs of each drill's reference solution.",
         "",
         "| drill | cold `tutor check` s | `tutor check`, app open s | cold run s | warm run s | "
-        "app: save -> Passed s | app / cold check |",
-        "|---|---|---|---|---|---|---|",
+        "warm: first verdict s | app: save -> Passed s | app / cold check |",
+        "|---|---|---|---|---|---|---|---|",
     ]
-    for drill_id, check, borrowed, cold, warm, app in rows:
+    for drill_id, check, borrowed, cold, warm, first, app in rows:
         app_cells = f"{app:.2f} | {app / check:.2f}" if app else "— | —"
         lines.append(
-            f"| {drill_id} | {check:.2f} | {borrowed:.2f} | {cold:.2f} | {warm:.2f} | {app_cells} |"
+            f"| {drill_id} | {check:.2f} | {borrowed:.2f} | {cold:.2f} | {warm:.2f} | {first:.2f} "
+            f"| {app_cells} |"
         )
     lines += [
         "",
         "cold `tutor check`: a new process, as a learner types it, with no warm process up "
         "(TUTOR_NO_WARM=1). `tutor check`, app open: the same while a warm process is up, which "
-        "it borrows. cold run: the runner's child "
-        "started fresh (torch and triton imported). warm run: forked from the warm process. app: "
-        "the solution written into drills/mine/ while the app watches (watch step 50 ms), to "
-        "the run shown as passed.",
+        "it borrows. cold run: the runner's child started fresh (torch and triton imported). "
+        "warm run: forked from the warm process; first verdict: when its first test's result "
+        "arrives (what the app shows at once). app: the solution written into drills/mine/ "
+        "while the app watches (watch step 50 ms), to the run shown as passed.",
         "",
     ]
     return "\n".join(lines)

@@ -31,6 +31,10 @@ def test_setup_fails(broken):
 
 def test_skipped():
     pytest.skip("no GPU")
+
+def test_slow_call():
+    import time
+    time.sleep(0.3)
 """
 
 
@@ -54,8 +58,9 @@ def test_one_event_per_test_in_order(events):
         "test_error",
         "test_setup_fails",
         "test_skipped",
+        "test_slow_call",
     ]
-    assert kinds.count("test_start") == 6
+    assert kinds.count("test_start") == 7
     # Every test's start comes before its result.
     starts = {e["id"]: i for i, e in enumerate(events) if e["event"] == "test_start"}
     for test in tests:
@@ -89,3 +94,9 @@ def test_no_events_without_the_option(pytester: pytest.Pytester):
     result = pytester.runpytest_subprocess("-p", "tutor.pytest_events")
     assert result.ret == 0
     assert not list(pytester.path.glob("*.jsonl"))
+
+
+def test_a_test_s_duration_counts_its_call(events):
+    """Set-up, call and tear-down together: a test that sleeps 0.3 s took at least that."""
+    (slow,) = [e for e in events if e["event"] == "test" and e["id"].endswith("::test_slow_call")]
+    assert slow["outcome"] == "passed" and slow["duration"] >= 0.3

@@ -123,8 +123,10 @@ class EventLog:
         self.write({"event": "test_start", "id": nodeid})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        # One event per test: the first failing phase wins, else the call phase's outcome.
+        # One event per test: the first failing phase wins, else the call phase's outcome; the
+        # duration is the three phases' together.
         entry = self.results.get(report.nodeid)
+        so_far = entry["duration"] if entry is not None else 0.0
         if entry is None or (entry["outcome"] == "passed" and report.outcome != "passed"):
             info = getattr(report, "tutor", {})
             outcome = "skipped" if report.skipped else report.outcome
@@ -136,10 +138,12 @@ class EventLog:
                 "message": info.get("message", ""),
                 "details": info.get("details", ""),
                 "line": info.get("line"),
-                "duration": round(report.duration, 4),
+                "duration": round(so_far + report.duration, 4),
                 "where": info.get("where", ""),
                 "error_map": info.get("error_map", []),
             }
+        else:
+            entry["duration"] = round(so_far + report.duration, 4)
         if report.when == "teardown":
             self.write(self.results.pop(report.nodeid))
 
