@@ -345,3 +345,33 @@ def test_forked_processes_are_not_counted_once_per_fork(tmp_path):
     finally:
         os.killpg(leader.pid, signal.SIGKILL)
         leader.wait()
+
+
+def test_a_full_disk_is_named_and_the_progress_kept(course):
+    """Writes past a file-size limit fail (EFBIG) as writes to a full disk do (ENOSPC)."""
+    import resource
+
+    drill = load_catalogue(course).drill("t0")
+    course.mine(drill.file).parent.mkdir(parents=True, exist_ok=True)
+    course.mine(drill.file).write_text(course.solution(drill.file).read_text())
+    first = tutor(course, "check", "t0", "--cpu")
+    assert first.returncode == 0, first.stderr
+    before = course.progress_file.read_text()
+
+    def tiny_files() -> None:  # in the tutor's process only: no file may grow past 16 bytes
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (16, 16))
+
+    out = subprocess.run(
+        [sys.executable, "-m", "tutor", "--root", str(course.root), "check", "t0", "--cpu"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=course.root,
+        preexec_fn=tiny_files,
+    )
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "All tests pass." in out.stdout  # the verdict still shows
+    assert f"{course.progress_file}: progress not saved" in out.stderr
+    assert course.progress_file.read_text() == before
+    assert [f.name for f in course.progress_file.parent.glob(".progress-*")] == []

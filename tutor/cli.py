@@ -213,12 +213,14 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     )
     result = runner.run(drill.id, args.impl)
     coach = Coach(catalogue, store)
+    view, recorded, not_saved = None, False, None
     if args.impl == "mine" and result.status != SETUP_ERROR:
-        view = coach.record_run(result)
-    elif result.diagnoses:  # another file: show the first stage, remember nothing
+        try:
+            view, recorded = coach.record_run(result), True
+        except OSError as exc:  # a full disk: the verdict is still worth showing
+            not_saved = exc
+    if not recorded and result.diagnoses:  # show the first stage, remember nothing
         view = coach.preview(drill.id, result.diagnoses[0])
-    else:
-        view = None
     never_ran: list[str] = []
     if result.status in (TIMEOUT, CRASHED):  # name the tests the run never reached
         from tutor.collect import never_ran as missing
@@ -258,13 +260,15 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         print(format_run(result, book, str(catalogue.paths.root) + "/", never_ran))
         if view is not None:
             print()
-            print(format_hint(view, drill.id, remembered=args.impl == "mine"))
+            print(format_hint(view, drill.id, remembered=recorded))
         elif result.passed and args.impl == "mine":
             print(f"Well done. {drill.taught}")
             following = catalogue.next_after(drill.id)
             if following:
                 print(f"Next: `tutor check {following.id}` ({following.title}).")
-    if result.status == SETUP_ERROR:  # the message is in the report above (or the JSON)
+    if not_saved is not None:
+        print(f"tutor: {not_saved.filename}: {not_saved.strerror}", file=sys.stderr)
+    if result.status == SETUP_ERROR or not_saved is not None:  # the message is above
         return EXIT_USAGE
     return EXIT_OK if result.passed else EXIT_FAILED
 

@@ -127,6 +127,13 @@ class ProgressStore:
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(tmp, self.path)
+        except OSError as exc:  # a full disk, a quota, a read-only folder
+            Path(tmp).unlink(missing_ok=True)
+            raise OSError(
+                exc.errno,
+                f"progress not saved ({exc.strerror or exc}); the file keeps what it had",
+                str(self.path),
+            ) from exc
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
