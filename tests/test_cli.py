@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import tutor as run_tutor
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def tutor(course, *args, timeout=120):
-    env = dict(os.environ, TUTOR_ROOT=str(course.root))
-    return subprocess.run(
-        [sys.executable, "-m", "tutor", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-        cwd=course.root,
-    )
+    return run_tutor(course, *args, timeout=timeout, root_from_env=True)
 
 
 def test_help_lists_the_commands(course):

@@ -4,27 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_helpers import tutor
 
 from tutor import devcheck, patches
 from tutor.catalogue import load_catalogue
-from tutor.paths import CoursePaths
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def tutor(course: CoursePaths, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tutor", "--root", str(course.root), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=course.root,
-    )
 
 
 def test_a_patch_rebuilds_its_mutant_and_a_stale_one_says_where():

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from cli_helpers import tutor
 
 from tutor import diagnoses as dx
 from tutor import results as r
@@ -171,16 +172,6 @@ def test_a_run_past_its_memory_limit_ends_as_out_of_memory(course, tmp_path):
     assert result.diagnoses == [dx.OUT_OF_MEMORY]
     assert (
         "past its limit of 2.0 GiB" in result.message and "TUTOR_MEMORY_LIMIT_MB" in result.message
-    )
-
-
-def tutor(course, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tutor", "--root", str(course.root), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=course.root,
     )
 
 
@@ -362,14 +353,7 @@ def test_a_full_disk_is_named_and_the_progress_kept(course):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (16, 16))
 
-    out = subprocess.run(
-        [sys.executable, "-m", "tutor", "--root", str(course.root), "check", "t0", "--cpu"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=course.root,
-        preexec_fn=tiny_files,
-    )
+    out = tutor(course, "check", "t0", "--cpu", preexec_fn=tiny_files)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "All tests pass." in out.stdout  # the verdict still shows
     assert f"{course.progress_file}: progress not saved" in out.stderr

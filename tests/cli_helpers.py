@@ -1,0 +1,25 @@
+"""`tutor ...` as a learner types it: a new process on a course folder, its output captured."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Any
+
+from tutor.paths import CoursePaths
+
+
+def tutor(
+    course: CoursePaths, *args: str, timeout: float = 300, root_from_env: bool = False, **kw: Any
+) -> subprocess.CompletedProcess:
+    """Runs `python -m tutor ARGS` in the course folder, which is named with --root, or with
+    TUTOR_ROOT when `root_from_env`; other keywords go to subprocess.run."""
+    if root_from_env:
+        kw["env"] = dict(kw.get("env", os.environ), TUTOR_ROOT=str(course.root))
+        command = [sys.executable, "-m", "tutor", *args]
+    else:
+        command = [sys.executable, "-m", "tutor", "--root", str(course.root), *args]
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, cwd=course.root, **kw
+    )
