@@ -8,7 +8,13 @@ import torch
 from tutor import diagnoses as dx
 from tutor.harness import inputs
 from tutor.harness.backend import CPU, CUDA, Backend, round_to
-from tutor.harness.checks import Suspect, Tolerance, expect_close, expect_unchanged
+from tutor.harness.checks import (
+    Suspect,
+    Tolerance,
+    expect_close,
+    expect_unchanged,
+    where_wrong,
+)
 from tutor.harness.failures import DrillFailure
 
 TOL = Tolerance(atol=1e-5, rtol=1e-5)  # fp32 math on both sides
@@ -134,3 +140,13 @@ def test_bf16_rounding_follows_the_backend():
     assert round_to(value, torch.bfloat16, cpu).item() == 1.0  # the interpreter truncates
     assert round_to(value, torch.bfloat16, gpu).item() == 1.0078125  # the GPU rounds to nearest
     assert round_to(-value, torch.bfloat16, cpu).item() == -1.0
+
+
+def test_a_failure_a_test_raises_itself_can_say_where_too():
+    """where_wrong gives a test's own DrillFailure the sentence and map expect_close gives."""
+    want = torch.arange(40.0).reshape(4, 10)
+    got = want.clone()
+    got[2:, 5:] = -1.0
+    located = where_wrong(got, want, TOL)
+    assert "10 of 40 values are wrong" in located["where"] and "rows 2-3" in located["where"]
+    assert located["error_map"] == _diagnosis(got, want).error_map

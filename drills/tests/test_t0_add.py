@@ -22,6 +22,7 @@ from tutor.harness import (
     expect_close,
     guarded,
     round_to,
+    where_wrong,
 )
 
 DRILL = "t0"
@@ -121,6 +122,7 @@ def expect_blocks_of_their_own(out, want: torch.Tensor, tol: Tolerance, what: st
             f"{n - prefix} after them are wrong",
             "Only the first block came out: every program computed the elements starting at 0. "
             "A program's block starts at pid * BLOCK_SIZE.",
+            **where_wrong(out, want, tol),
         )
 
 

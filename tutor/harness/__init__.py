@@ -18,7 +18,13 @@ from the `tutor.drill_plugin` pytest plugin that drills/tests/conftest.py names.
 
 from tutor import diagnoses
 from tutor.harness.backend import Backend, round_to
-from tutor.harness.checks import Suspect, Tolerance, expect_close, expect_unchanged
+from tutor.harness.checks import (
+    Suspect,
+    Tolerance,
+    expect_close,
+    expect_unchanged,
+    where_wrong,
+)
 from tutor.harness.failures import DrillFailure
 from tutor.harness.inputs import GUARD, guarded, padded_tail, row_sliced, row_sliced_buffer
 from tutor.harness.learner import Learner, call_or_refuse, observed
@@ -42,4 +48,5 @@ __all__ = [
     "round_to",
     "row_sliced",
     "row_sliced_buffer",
+    "where_wrong",
 ]

@@ -81,9 +81,7 @@ def expect_close(
     if _excess(got, want, tol) <= 1.0:
         return
     message = describe_mismatch(got, want, tol, what)
-    wrong = ~_close_mask(got, want, tol)
-    unwritten = never_written(actual.detach()) & ~never_written(expected.detach()) & wrong
-    located = errormap.locate(wrong, got, want, unwritten)
+    wrong, unwritten, located = _located(actual, expected, tol)
 
     def failure(diagnosis: str, text: str = message, details: str = "") -> DrillFailure:
         return DrillFailure(
@@ -199,6 +197,25 @@ def describe_mismatch(got: torch.Tensor, want: torch.Tensor, tol: Tolerance, wha
 
 def _close_mask(got: torch.Tensor, want: torch.Tensor, tol: Tolerance) -> torch.Tensor:
     return torch.isclose(got, want, atol=tol.atol, rtol=tol.rtol, equal_nan=True)
+
+
+def where_wrong(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance) -> dict:
+    """`where` and `error_map` for a DrillFailure a test raises itself after comparing values:
+
+        raise DrillFailure(diagnosis, message, details, **where_wrong(out, want, tol))
+
+    the same sentence and picture `expect_close` attaches to its own failures.
+    """
+    located = _located(actual, expected, tol)[2]
+    return {"where": located.where, "error_map": located.picture}
+
+
+def _located(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance):
+    """(wrong, never written, the error map): where `actual` is out of `tol` of `expected`."""
+    got, want = actual.detach().float(), expected.detach().float()
+    wrong = ~_close_mask(got, want, tol)
+    unwritten = never_written(actual.detach()) & ~never_written(expected.detach()) & wrong
+    return wrong, unwritten, errormap.locate(wrong, got, want, unwritten)
 
 
 def _excess(got: torch.Tensor, want: torch.Tensor, tol: Tolerance) -> float:
