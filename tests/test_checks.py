@@ -150,3 +150,20 @@ def test_a_failure_a_test_raises_itself_can_say_where_too():
     located = where_wrong(got, want, TOL)
     assert "10 of 40 values are wrong" in located["where"] and "rows 2-3" in located["where"]
     assert located["error_map"] == _diagnosis(got, want).error_map
+
+
+def test_the_worst_error_is_the_same_with_or_without_nan_around():
+    """The all-finite shortcut and the masked path give the same ratio for the same errors."""
+    from tutor.harness.checks import _excess
+
+    want = torch.linspace(-3, 3, 50)
+    got = want + 3e-5
+    plain = _excess(got, want, TOL)
+    assert plain > 1.0
+    with_nan = (
+        torch.cat([got, torch.tensor([float("nan")])]),
+        torch.cat([want, torch.tensor([float("nan")])]),
+    )
+    assert _excess(*with_nan, TOL) == pytest.approx(plain)
+    assert _excess(torch.tensor([float("nan")]), torch.tensor([1.0]), TOL) == float("inf")
+    assert _excess(torch.empty(0), torch.empty(0), TOL) == 0.0
