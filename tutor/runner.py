@@ -35,11 +35,9 @@ from tutor.warm import machine_has_gpu
 DEFAULT_TIMEOUT_S = 120.0  # the CPU interpreter plus a first JIT compile fit well inside this
 CHILD_GRACE_S = 30.0  # the child's own deadline comes this long after the tutor's
 OUTPUT_TAIL = 6000
+TORCH_THREADS = "1"  # torch's intra-op threads in a run's child (see Runner.run)
 
 EventCallback = Callable[[Event], None]
-
-
-TORCH_THREADS = "1"  # torch's intra-op threads in a run's child (see Runner.run)
 
 
 class Runner:

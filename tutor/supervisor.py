@@ -283,16 +283,18 @@ def run_memory(leader: int) -> int:
         processes = [root, *root.children(recursive=True)]
     except psutil.Error:
         return 0
+    measure = _resident if len(processes) == 1 else _proportional
     total = 0
     for process in processes:
         try:
-            if len(processes) == 1:
-                total += process.memory_info().rss
-            else:
-                total += _proportional(process)
+            total += measure(process)
         except psutil.Error:
             continue
     return total
+
+
+def _resident(process: psutil.Process) -> int:
+    return process.memory_info().rss
 
 
 def _proportional(process: psutil.Process) -> int:
@@ -300,7 +302,7 @@ def _proportional(process: psutil.Process) -> int:
     try:
         return process.memory_full_info().pss
     except (psutil.AccessDenied, AttributeError):  # AttributeError: no pss on this platform
-        return process.memory_info().rss
+        return _resident(process)
 
 
 def end_run(leader: int, run_id: str) -> None:

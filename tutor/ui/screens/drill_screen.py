@@ -117,7 +117,7 @@ class DrillScreen(Screen[None]):
         super().__init__()
         self.services = services
         self.session = session or Session()
-        self._redraw_due: str | None = None  # a drill whose run panel waits for LIVE_REDRAW_S
+        self._redraw_due = False  # the run panel waits for LIVE_REDRAW_S to redraw
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -544,14 +544,14 @@ class DrillScreen(Screen[None]):
         event = message.event
         if isinstance(event, TestFinished) and event.result.failed:
             self._show_run(message.drill_id)
-        elif self._redraw_due is None:
-            self._redraw_due = message.drill_id
+        elif not self._redraw_due:
+            self._redraw_due = True
             self.set_timer(LIVE_REDRAW_S, self._redraw_live)
 
     def _redraw_live(self) -> None:
-        drill_id, self._redraw_due = self._redraw_due, None
-        if drill_id is not None and drill_id == self.selected:
-            self._show_run(drill_id)
+        self._redraw_due = False
+        if self.selected is not None:
+            self._show_run(self.selected)
 
     def on_run_finished(self, message: RunFinished) -> None:
         drill_id, result = message.drill_id, message.result
