@@ -4,9 +4,9 @@ The learner picks BLOCK_SIZE (a power of two, at most 4096), and the tests canno
 rows are 8193 to 9999 long, several blocks for any block size, and never a multiple of one
 (the last block is always partial). They are also longer than the solution's ONE_PASS_MAX
 (8192), so the solution's own loop is what these rows test; a few short rows (37, 1000 and
-exactly 8192 columns) test its one-block path. Every suspect, what a known mistake would
-output, is computed for every block size from 16 to 4096, and a failure is named when one of
-them fits.
+exactly 8192 columns) test its one-block path, and rows of 40009 its long-row blocks. Every
+suspect, what a known mistake would output, is computed for every block size from 16 to 4096,
+and a failure is named when one of them fits.
 The kinds of rows, each there to expose one mistake:
 - ordinary rows (randn * 2): the plain case;
 - rows whose largest value (+10) is in the last column: the last, partial block raises the
@@ -397,3 +397,15 @@ def test_fp32_one_dimensional(impl, backend):
         _on(make_rows([PEAK_AT_END], 9999, seed=8), (9999,), torch.float32, backend.device)
     )
     check_softmax(impl, backend, x)
+
+
+def test_bf16_rows_of_forty_thousand(impl, backend):
+    # N = 40009: rows as long as a vocabulary, past the solution's LONG_ROW (32768), where its
+    # blocks grow to 16384 (3 blocks, the last partial). bf16, the bench's dtype, with NaN slack
+    # after each row; the -inf row is not first, for the same reason as above.
+    kinds = [PEAK_AT_END, INF_PREFIXED, NEGATIVE]
+    x, base = row_sliced(
+        _on(make_rows(kinds, 40009, seed=11), (3, 40009), torch.bfloat16, backend.device)
+    )
+    flat = base.reshape(-1)[: x.numel()].reshape(x.shape)
+    check_softmax(impl, backend, x, flat=flat)
