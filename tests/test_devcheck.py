@@ -48,6 +48,45 @@ def test_a_solution_that_moves_under_its_patch_is_reported(course):
     assert not finding.ok and "no longer applies" in finding.message
 
 
+def test_a_patch_with_a_base_line_builds_on_that_correct_variant(course):
+    # m3's single-loop mistakes are patches against correct__single_loop_exp.py, not the
+    # solution: the built mutant is that file with one edit, and when that file changes under
+    # the patch, the message names it.
+    catalogue = load_catalogue(course)
+    drill = catalogue.drill("m3")
+    folder = course.mutants("m3")
+    base = folder / "correct__single_loop_exp.py"
+    patch = folder / "grid-too-small__heads_only.patch"
+    assert patches.base(patch.read_text()) == base.name
+    by_name = {t.name: t for t in devcheck.targets(catalogue, drill)}
+    built = by_name[patch.name]
+    assert not built.stale
+    assert built.path.read_text() == base.read_text().replace(
+        "_flash[(B * H, triton.cdiv(N, BM))](", "_flash[(H, triton.cdiv(N, BM))]("
+    )
+    base.write_text(base.read_text().replace("(B * H, triton.cdiv", "(H * B, triton.cdiv"))
+    stale = {t.name: t for t in devcheck.targets(catalogue, drill)}[patch.name].stale
+    assert stale.startswith(f"{patch.name} no longer applies to {base.name}: ")
+    assert f"of {base.name} to be" in stale
+
+
+@pytest.mark.parametrize(
+    "named", ["../../solutions/m3_attention.py", "missing__nowhere.py", "torch-fallback__sdpa.py"]
+)
+def test_a_base_line_must_name_a_correct_variant_of_the_drill(course, named):
+    # Outside the drill's folder, missing, or itself a mistake: the patch is reported, not built.
+    catalogue = load_catalogue(course)
+    patch = course.mutants("m3") / "grid-too-small__heads_only.patch"
+    patch.write_text(
+        patch.read_text().replace("base: correct__single_loop_exp.py", f"base: {named}")
+    )
+    target = {t.name: t for t in devcheck.targets(catalogue, catalogue.drill("m3"))}[patch.name]
+    assert target.stale == (
+        f"{patch.name} names base {named}, which is not a correct__<variant>.py file in "
+        f"{patch.parent}"
+    )
+
+
 def test_judge_follows_the_file_name(catalogue):
     from tutor import results as r
 

@@ -6,7 +6,8 @@ For each drill (all playable ones by default):
   fix) and at least two known-buggy kernels in drills/mutants/<id>/; every ladder in the drill's
   hints file and every mutant is named after a declared or a generic diagnosis; the files the
   catalogue derives (starter, solution, tests, lesson, hints, bench recipe) exist;
-- one-idea mutants kept as patches still apply to the solution (tutor.patches);
+- one-idea mutants kept as patches still apply to the solution, or to the correct variant their
+  `base:` line names (tutor.patches);
 - behaviour, by running the drill's tests on each file: the untouched starter fails as
   `not-started` in every test, the solution passes with no diagnosis, every
   `<diagnosis>__<variant>.py` gets `<diagnosis>` first, every `correct__<variant>.py` passes.
@@ -46,7 +47,7 @@ class Target:
     name: str  # "starter", "solution" or the mutant's file name
     path: Path  # the file the tests load (for a .patch mutant, the file built from it)
     expect: str  # "pass", "not-started", or the diagnosis that must come first
-    stale: str = ""  # for a .patch mutant that no longer applies to the solution: why
+    stale: str = ""  # for a .patch mutant that no longer applies to its base: why
 
     @property
     def label(self) -> str:
@@ -99,18 +100,44 @@ def targets(catalogue: Catalogue, drill: Drill, *, starter: bool = True) -> list
 
 
 def _build_patch_mutant(catalogue: Catalogue, drill: Drill, patch: Path) -> tuple[Path, str]:
-    """Write the solution with `patch` applied; returns (that file, why it failed or "")."""
+    """Write the patch's base with `patch` applied; returns (that file, why it failed or "").
+
+    The base is the solution, or the correct variant that a `base:` line of the patch names.
+    """
     built = catalogue.paths.state_dir / "mutants" / drill.id / f"{patch.stem}.py"
     try:
-        text = patches.apply(
-            catalogue.paths.solution(drill.file).read_text(encoding="utf-8"),
-            patch.read_text(encoding="utf-8"),
-        )
-    except (OSError, patches.PatchError) as exc:
-        return built, f"{patch.name} no longer applies to the solution: {exc}"
+        text = patch.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return built, f"{patch.name} cannot be read: {exc}"
+    base_name = patches.base(text)
+    if base_name is None:
+        base, what = catalogue.paths.solution(drill.file), "the solution"
+    else:
+        base, what = patch.parent / base_name, base_name
+        if not _is_correct_variant(base, patch.parent):
+            return built, (
+                f"{patch.name} names base {base_name}, which is not a {CORRECT}__<variant>.py "
+                f"file in {patch.parent}"
+            )
+    try:
+        mutant = patches.apply(base.read_text(encoding="utf-8"), text, what)
+    except (OSError, UnicodeDecodeError, patches.PatchError) as exc:
+        return built, f"{patch.name} no longer applies to {what}: {exc}"
     built.parent.mkdir(parents=True, exist_ok=True)
-    built.write_text(text, encoding="utf-8")
+    built.write_text(mutant, encoding="utf-8")
     return built, ""
+
+
+def _is_correct_variant(path: Path, folder: Path) -> bool:
+    """A whole-file correct variant directly in `folder`: the only files a patch may build on
+    (they are proven to pass, so the patch's edit is the mutant's one mistake)."""
+    return (
+        path.parent == folder
+        and path.name.startswith(f"{CORRECT}__")
+        and path.suffix == ".py"
+        and path.is_file()
+        and not path.is_symlink()
+    )
 
 
 def judge(target: Target, result: RunResult | None) -> Finding:

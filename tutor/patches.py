@@ -4,7 +4,9 @@ A known-buggy kernel that differs from the solution by one idea is stored as the
 makes that one change (`drills/mutants/<id>/<diagnosis>__<variant>.patch`), so it follows the
 solution as it evolves; when the solution changes under it, the patch no longer applies and
 `tutor dev check` says so with the line, instead of proving a stale copy. Text before the first
-`---` line is the patch's description.
+`---` line is the patch's description. A description line `base: <file>.py` makes the patch
+apply to that whole-file mutant of the same drill instead of the solution: several mistakes
+written in one alternative style then share that style's file instead of each copying it.
 
 Hunks must match exactly (no fuzz): a mutant that cannot be rebuilt faithfully is an error.
 """
@@ -15,6 +17,7 @@ import difflib
 import re
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_BASE = re.compile(r"^base:\s*(\S+)\s*$", re.IGNORECASE)
 
 
 class PatchError(Exception):
@@ -34,8 +37,11 @@ def make(old: str, new: str, name: str, description: str = "") -> str:
     return head + "".join(line if line.endswith("\n") else line + "\n" for line in diff)
 
 
-def apply(old: str, patch: str) -> str:
-    """`old` with every hunk of `patch` applied; PatchError when a hunk does not match."""
+def apply(old: str, patch: str, old_name: str = "the solution") -> str:
+    """`old` with every hunk of `patch` applied; PatchError when a hunk does not match.
+
+    `old_name` names `old` in that error ("expects line 7 of <old_name> to be ...").
+    """
     lines = old.splitlines(keepends=True)
     out: list[str] = []
     position = 0  # lines of `old` consumed so far
@@ -52,8 +58,8 @@ def apply(old: str, patch: str) -> str:
                 if position >= len(lines) or lines[position].rstrip("\n") != text:
                     found = lines[position].rstrip("\n") if position < len(lines) else "<end>"
                     raise PatchError(
-                        f"hunk at patch line {number} expects line {position + 1} of the "
-                        f"solution to be {text!r}, but it is {found!r}"
+                        f"hunk at patch line {number} expects line {position + 1} of "
+                        f"{old_name} to be {text!r}, but it is {found!r}"
                     )
                 position += 1
             if kind in " +":
@@ -70,6 +76,15 @@ def description(patch: str) -> str:
             break
         head.append(line)
     return "\n".join(head).strip()
+
+
+def base(patch: str) -> str | None:
+    """The file named by a `base: <file>` line of the description, or None (the solution)."""
+    for line in description(patch).splitlines():
+        match = _BASE.match(line.strip())
+        if match:
+            return match.group(1)
+    return None
 
 
 def _hunks(patch: str) -> list[tuple[int, list[tuple[str, str]], int]]:
