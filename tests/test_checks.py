@@ -152,6 +152,22 @@ def test_a_failure_a_test_raises_itself_can_say_where_too():
     assert located["error_map"] == _diagnosis(got, want).error_map
 
 
+def test_a_renamed_failure_keeps_where_the_output_is_wrong():
+    """A test that finds the evidence for a named mistake after expect_close failed renames the
+    failure: the new diagnosis and evidence, the same message, line, sentence and map."""
+    want = torch.arange(40.0).reshape(4, 10)
+    got = want.clone()
+    got[:, 8:] = 0.0
+    failure = _diagnosis(got, want)
+    failure.line = 12
+    renamed = failure.renamed("loop-bound", "Columns 8-9 are never written.")
+    assert (renamed.diagnosis, renamed.details) == ("loop-bound", "Columns 8-9 are never written.")
+    assert (renamed.message, renamed.line) == (failure.message, 12)
+    assert renamed.where == failure.where and "columns 8-9" in renamed.where
+    assert renamed.error_map == failure.error_map and renamed.error_map
+    assert renamed.renamed("x", "y", message="other").message == "other"
+
+
 def test_the_worst_error_is_the_same_with_or_without_nan_around():
     """The all-finite shortcut and the masked path give the same ratio for the same errors."""
     from tutor.harness.checks import _excess

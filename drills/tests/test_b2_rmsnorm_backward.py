@@ -198,16 +198,14 @@ def _which_rows(got_dw, dy, x, w, rstd, failure: DrillFailure) -> None:
         return
     listed = ", ".join(str(r) for r in rows[:12]) + (", ..." if len(rows) > 12 else "")
     if len(rows) > 1 and rows == list(range(rows[0], rows[-1] + 1)):
-        raise DrillFailure(
+        raise failure.renamed(
             DW_RACE,
-            failure.message,
             f"Your dw is the sum over rows {rows[0]}..{rows[-1]} only, of {m}: one program's "
             "partial. The other programs' partials were overwritten: every program stored its "
             "dw to the same place, and the last one to write won.",
         ) from None
-    raise DrillFailure(
+    raise failure.renamed(
         DW_ONE_ROW,
-        failure.message,
         f"Your dw counts only row(s) {listed} of {m}: one row per program instead of the sum "
         "of dy * x_hat over every row the program handles (or, if each program has one row, "
         "all of them stored to the same place and the last one won).",

@@ -268,7 +268,7 @@ def expect_cross_entropy(
                 where = _misplaced_one_hot(got.dlogits, logits, target, ignore_index)
             if where is None:
                 raise
-            raise DrillFailure(GRAD_TARGET, failure.message, where) from None
+            raise failure.renamed(GRAD_TARGET, where) from None
 
     checks = (check_loss, check_dlogits) if dtype == torch.float32 else (check_dlogits, check_loss)
     run_all(*checks)
@@ -396,9 +396,8 @@ def test_fp32_large_logits(impl, backend):
     except DrillFailure as failure:
         if failure.diagnosis not in (dx.MISMATCH, dx.NAN_OR_INF):
             raise
-        raise DrillFailure(
+        raise failure.renamed(
             NO_MAX_SUBTRACTION,
-            failure.message,
             "The same rows near -10 came out right: only shifting them by +-200 breaks the "
             "kernel, which is exp overflowing (exp(200) = inf) or underflowing (exp(-200) = 0) "
             "without the running max subtracted.",

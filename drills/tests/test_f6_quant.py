@@ -224,9 +224,8 @@ def _name_q_mistake(
     wrong = q != want
     outside = v.abs() > QMAX
     if outside.any() and not (wrong & ~outside).any():
-        raise DrillFailure(
+        raise failure.renamed(
             NO_CLAMP,
-            failure.message,
             f"q is right wherever |x / scale| <= 127 and wrong at {int(wrong.sum())} of the "
             f"{int(outside.sum())} entries past it (x beyond amax_ub): without a clamp, the "
             "cast to int8 wraps around or saturates at -128 instead of giving +-127.",
@@ -237,9 +236,8 @@ def _name_q_mistake(
     dist = (v - torch.round(v)).abs()
     stable = (dist > MARGIN) | (v == 0)
     if torch.equal(q[stable], truncated[stable]):
-        raise DrillFailure(
+        raise failure.renamed(
             TRUNCATED,
-            failure.message,
             "Your q matches x / scale truncated toward zero: the cast to int8 drops the "
             "fraction, it does not round.",
         ) from None
@@ -264,9 +262,8 @@ def expect_quant(
             _check(*_out(impl, x32, amax_ub), x32, amax_ub)
         except DrillFailure:
             raise failure from None
-        raise DrillFailure(
+        raise failure.renamed(
             dx.BF16_NO_UPCAST,
-            failure.message,
             f"The same kernel is right on fp32 inputs: arithmetic on {x.dtype} values needs "
             "a .to(tl.float32) after the load.",
         ) from None

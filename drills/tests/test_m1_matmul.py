@@ -182,13 +182,10 @@ def _grid_too_small(
     close = torch.isclose(out.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
     if not bool(close[written].all()):
         return
-    raise DrillFailure(
+    raise failure.renamed(
         dx.GRID_TOO_SMALL,
-        failure.message,
         f"{what}'s {edge} were never written, and the rest is right: the grid has too few "
         "programs for the last tiles (a count that rounds down: use triton.cdiv).",
-        where=failure.where,
-        error_map=failure.error_map,
     ) from None
 
 
@@ -199,9 +196,8 @@ def _call(impl, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     except DrillFailure as failure:
         if failure.diagnosis != dx.MISSING_MASK:
             raise
-        raise DrillFailure(
+        raise failure.renamed(
             EDGE_TILES,
-            failure.message,
             f"c is {a.shape[0]} x {b.shape[1]}, no multiple of your tile: the bottom and right "
             "tiles stick out of it, and their lanes past M or N were stored.",
         ) from None
@@ -259,23 +255,17 @@ def check_matmul(
         if failure.diagnosis == dx.MISSING_MASK and _nan_from_guards(
             impl, a_values, b_values, layout
         ):
-            raise DrillFailure(
+            raise failure.renamed(
                 K_TAIL,
-                failure.message,
                 "NaN came in from just past the end of a or b along K (the test puts NaN "
                 f"there): with K = {k}, the last K block is partial and its lanes past K "
                 "must be masked. Loads past M or N only reach outputs the store drops.",
-                where=failure.where,
-                error_map=failure.error_map,
             ) from None
         if failure.diagnosis == dx.BF16_NO_UPCAST:
-            raise DrillFailure(
+            raise failure.renamed(
                 ACC_DTYPE,
-                failure.message,
                 "The same kernel is right on fp32 inputs, and tl.dot itself is exact for bf16: "
                 "what goes wrong is the sum along K, kept in bf16 between K blocks.",
-                where=failure.where,
-                error_map=failure.error_map,
             ) from None
         raise
 
@@ -301,23 +291,17 @@ def _diagnose_layout(impl, backend, a_values, b_values, layout: str, failure: Dr
         f"b's {LAYOUTS[layout][1](b_values).stride()}"
     )
     if layout != "unit-k" and _looks_right(impl, backend, a_values, b_values, "unit-k"):
-        raise DrillFailure(
+        raise failure.renamed(
             PTR_ADVANCE,
-            failure.message,
             f"The same values are right when a and b both have stride 1 along K, wrong with "
             f"{strides}: the pointers move BLOCK_K elements per K block, not "
             "BLOCK_K * stride_ak (and BLOCK_K * stride_bk).",
-            where=failure.where,
-            error_map=failure.error_map,
         ) from None
     if layout != "contiguous" and _looks_right(impl, backend, a_values, b_values, "contiguous"):
-        raise DrillFailure(
+        raise failure.renamed(
             dx.ROW_STRIDE,
-            failure.message,
             f"The same values are right in contiguous tensors, wrong with {strides}: the kernel "
             "assumes a layout instead of using the strides it is given.",
-            where=failure.where,
-            error_map=failure.error_map,
         ) from None
 
 

@@ -212,13 +212,10 @@ def _grid_too_small(
     close = torch.isclose(out.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
     if not bool(close[written].all()):
         return
-    raise DrillFailure(
+    raise failure.renamed(
         dx.GRID_TOO_SMALL,
-        failure.message,
         f"{what}'s {edge} were never written, and the rest is right: the grid has too few "
         "programs for the last tiles (a count that rounds down: use triton.cdiv).",
-        where=failure.where,
-        error_map=failure.error_map,
     ) from None
 
 

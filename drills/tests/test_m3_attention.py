@@ -368,9 +368,8 @@ def test_half_strided_heads(impl, backend):
             check_attention(impl, backend, *copies, HALF, causal=True)
         except DrillFailure:
             raise failure from None
-        raise DrillFailure(
+        raise failure.renamed(
             dx.ROW_STRIDE,
-            failure.message,
             "The same values in contiguous [B, H, S, D] tensors give the right output: pass "
             "q.stride(0), q.stride(1), q.stride(2) (and k's, v's, out's) to the kernel.",
         ) from None

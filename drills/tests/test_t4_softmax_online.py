@@ -307,7 +307,7 @@ def check_softmax(
         if isinstance(y, torch.Tensor) and y.shape == x.shape and y.dtype == x.dtype:
             evidence = loop_bound_evidence(y, x, backend, tol)
             if evidence is not None:
-                raise DrillFailure("loop-bound", failure.message, evidence) from None
+                raise failure.renamed("loop-bound", evidence) from None
         raise
 
 

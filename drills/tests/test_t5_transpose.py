@@ -194,12 +194,12 @@ def test_one_ragged_edge_at_a_time(impl, backend):
         ((shape, failure),) = failures.items()
         if failure.diagnosis in (dx.MISSING_MASK, dx.CUDA_ERROR):
             ragged = "N (x's columns)" if shape == "128x37" else "M (x's rows)"
-            raise DrillFailure(
+            raise failure.renamed(
                 MASK_ONE_DIM,
-                f"{failure.message} (x of shape {shape})",
                 f"The same kernel is right when only M is ragged or only N is, but not both: "
                 f"here it read or wrote past the edge along {ragged}. The mask needs both "
                 "conditions, (offsets_m[:, None] < M) & (offsets_n[None, :] < N).",
+                message=f"{failure.message} (x of shape {shape})",
             ) from None
     for failure in failures.values():
         raise failure

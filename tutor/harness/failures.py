@@ -31,3 +31,20 @@ class DrillFailure(AssertionError):
         self.error: BaseException | None = None  # the learner's exception it was made from
         # For a missing-mask claim from NaN: where the NaN were, for the plugin's re-run.
         self.guard_evidence = None
+
+    def renamed(self, diagnosis: str, details: str, *, message: str = "") -> DrillFailure:
+        """This failure under the diagnosis a test found evidence for, after it: the same
+        message (or `message`), line and where-it-is-wrong, with the evidence as details.
+
+            except DrillFailure as failure:
+                ...
+                raise failure.renamed("one-pass-variance", "The same rows centred at 0 ...")
+        """
+        return DrillFailure(
+            diagnosis,
+            message or self.message,
+            details,
+            self.line,
+            where=self.where,
+            error_map=self.error_map,
+        )
