@@ -48,9 +48,7 @@ class DrillList(OptionList):
         options: list[Option] = []
         for track in catalogue.tracks:
             options.append(
-                Option(
-                    Text(track.title, style="bold"), id=f"{_TRACK_PREFIX}{track.id}", disabled=True
-                )
+                Option(self._heading(track.title), id=f"{_TRACK_PREFIX}{track.id}", disabled=True)
             )
             for drill in catalogue.in_track(track.id):
                 mark = marks.COMING if drill.coming else marks.NOT_STARTED
@@ -59,6 +57,15 @@ class DrillList(OptionList):
                     Option(self._prompt(drill, mark), id=drill.id, disabled=drill.coming)
                 )
         super().__init__(*options, id=id)
+
+    @staticmethod
+    def _heading(title: str, short: bool = False) -> Text:
+        # Short: the title's first word on one line. The narrow sidebar is 9 cells wide, where
+        # "Matmul and attention" would wrap inside "attention".
+        if short:
+            first = title.split()[0] if title.split() else title
+            return Text(first, style="bold", no_wrap=True, overflow="ellipsis")
+        return Text(title, style="bold")
 
     @staticmethod
     def _prompt(drill: Drill, mark: str, short: bool = False) -> Table:
@@ -74,10 +81,14 @@ class DrillList(OptionList):
         return grid
 
     def show_short(self, short: bool) -> None:
-        """Marks and ids only (True), or with each drill's title (False)."""
+        """Marks and ids under one-word track headings (True), or every title whole (False)."""
         if short == self.short:
             return
         self.short = short
+        for track in self.catalogue.tracks:
+            self.replace_option_prompt(
+                f"{_TRACK_PREFIX}{track.id}", self._heading(track.title, short)
+            )
         for drill_id, mark in self.marks.items():
             self.replace_option_prompt(
                 drill_id, self._prompt(self.catalogue.drill(drill_id), mark, short)
