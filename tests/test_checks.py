@@ -168,6 +168,28 @@ def test_a_renamed_failure_keeps_where_the_output_is_wrong():
     assert renamed.renamed("x", "y", message="other").message == "other"
 
 
+def test_a_grid_axis_that_stops_short_is_grid_too_small_not_a_mismatch():
+    """The last heads of every token never written, the rest right: the head axis of the grid
+    stopped short. A sliver of the last axis (a mask one lane too strict) is not named so."""
+    from tutor.harness.allocations import fill_value
+
+    want = torch.randn(5, 6, 32)
+    got = want.clone()
+    got[:, 4:, :] = fill_value(torch.float32)  # heads 4 and 5 of every token
+    failure = _diagnosis(got, want)
+    assert failure.diagnosis == dx.GRID_TOO_SMALL
+    assert "Along dimension 1 (size 6), everything from index 4 on" in failure.details
+    cols = want.clone()
+    cols[..., 16:] = fill_value(torch.float32)  # a whole block of 16 lanes of the last axis
+    assert _diagnosis(cols, want).diagnosis == dx.GRID_TOO_SMALL
+    sliver = want.clone()
+    sliver[..., 31:] = fill_value(torch.float32)  # the last lane only
+    assert _diagnosis(sliver, want).diagnosis == dx.MISMATCH
+    scattered = want.clone()
+    scattered[1, 4:, :] = fill_value(torch.float32)  # one token only: not a grid axis
+    assert _diagnosis(scattered, want).diagnosis == dx.MISMATCH
+
+
 def test_the_worst_error_is_the_same_with_or_without_nan_around():
     """The all-finite shortcut and the masked path give the same ratio for the same errors."""
     from tutor.harness.checks import _excess

@@ -110,5 +110,6 @@ class GuardedAllocations(TorchFunctionMode):
             raise DrillFailure(
                 dx.MISSING_MASK,
                 f"{name} wrote {changed} values just outside a tensor it allocated",
-                "Lanes past the end of the data were stored: a tl.store without mask=.",
+                "Lanes past the end of the data were stored: a tl.store without mask=, or with "
+                "a mask that lets them through (<= where < belongs, or one bound of two).",
             )

@@ -115,6 +115,17 @@ def expect_close(
                 "programs to cover the output (the count rounds down, or counts the wrong "
                 "dimension).",
             )
+        cut = _unlaunched_along_one_axis(unwritten)
+        if cut is not None:
+            axis, first = cut
+            raise failure(
+                dx.GRID_TOO_SMALL,
+                message,
+                f"Along dimension {axis} (size {unwritten.shape[axis]}), everything from index "
+                f"{first} on was never written, and everything else is right: the grid "
+                "launched too few programs along that dimension (its count rounds down, or "
+                "counts the wrong dimension).",
+            )
     if fp32_rerun is not None and expected.dtype != torch.float32 and fp32_expected is not None:
         rerun = fp32_rerun()
         if (
@@ -132,7 +143,8 @@ def expect_close(
         claimed = failure(
             dx.MISSING_MASK,
             details="NaN came in from memory just outside the tensor, which the test fills "
-            "with NaN: a tl.load without mask= reads past the end of a row or of the tensor.",
+            "with NaN: a tl.load reads past the end of a row or of the tensor (no mask=, or a "
+            "mask that lets lanes past the end through: <= where < belongs, or one bound of two).",
         )
         claimed.guard_evidence = bad_values.cpu()  # the drill plugin checks the claim
         raise claimed
@@ -164,6 +176,29 @@ def _is_suffix(mask: torch.Tensor) -> bool:
     return count > 0 and bool(flat[flat.numel() - count :].all())
 
 
+def _unlaunched_along_one_axis(mask: torch.Tensor) -> tuple[int, int] | None:
+    """(axis, k) when the True positions of `mask` are exactly those whose index along one axis
+    is k or more, whatever the other indices: the pattern of a grid axis that stops short (a
+    too-small head count leaves the last heads of every token unwritten).
+
+    Along the last axis, k must be a multiple of 16 (a whole number of blocks): a mask that is
+    one lane too strict leaves a sliver there, which is not a grid's doing.
+    """
+    for axis in range(1, mask.dim()):  # axis 0 is the flat suffix, named before this
+        size = mask.shape[axis]
+        along = mask.movedim(axis, 0).reshape(size, -1)
+        whole, empty = along.all(1), ~along.any(1)
+        if not bool((whole | empty).all()) or not bool(whole.any()):
+            continue
+        first = int(whole.int().argmax())
+        if first == 0 or not bool(whole[first:].all()):
+            continue
+        if axis == mask.dim() - 1 and first % 16:
+            continue
+        return axis, first
+    return None
+
+
 def expect_unchanged(after: torch.Tensor, before: torch.Tensor, *, what: str) -> None:
     """Guard memory around a tensor must be as the test left it: else a store had no mask."""
     if torch.equal(after.isnan(), before.isnan()) and torch.equal(
@@ -174,7 +209,8 @@ def expect_unchanged(after: torch.Tensor, before: torch.Tensor, *, what: str) ->
     raise DrillFailure(
         dx.MISSING_MASK,
         f"{changed} elements of memory just outside {what} were overwritten",
-        "A tl.store without mask= writes past the end of a row or of the tensor.",
+        "A tl.store writes past the end of a row or of the tensor: no mask=, or a mask that "
+        "lets lanes past the end through (<= where < belongs, or one bound of two).",
     )
 
 
