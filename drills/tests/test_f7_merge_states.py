@@ -25,6 +25,7 @@ from tutor.harness import (
     expect_unchanged,
     guarded,
     round_to,
+    row_sliced,
 )
 from tutor.harness import diagnoses as dx
 
@@ -128,6 +129,11 @@ def lse_suspects(inputs: Inputs, sel: torch.Tensor) -> list[Suspect]:
             "lse-not-merged",
             (m + math.log(2)).float()[sel],
             "max + log(2): the two parts weighted equally",
+        ),
+        Suspect(
+            "lse-not-merged",
+            (right - m).float()[sel],
+            "log(w_a + w_b) alone: the max subtracted for the weights is never added back",
         ),
     ]
     return found
@@ -357,5 +363,49 @@ def test_merge_attn_states_head_major_lse(impl, backend, device):
             f"[H, T]), though the same values with strides ({shape[1]}, 1) came out right",
             "Pass lse_a.stride(0), lse_a.stride(1) (and lse_b's) to the kernel and index "
             "lse by them.",
+        )
+    check_merge(impl, backend, out, inputs)
+
+
+def test_merge_attn_states_mixed_layouts(impl, backend, device):
+    """Each input in its own layout: v_a a slice of wider heads ([T, H, D + 64][..., :D]), v_b
+    contiguous, lse_a [T, H] and lse_b stored [H, T]. A kernel that takes one tensor's strides
+    for another, or v's strides from its shape, is right on contiguous inputs and wrong here.
+    """
+    shape = (5, 3, 40)
+    gen = torch.Generator().manual_seed(51)
+    v_a, v_b = make_v(shape, torch.float32, device, gen)
+    lse_a = moderate_lse(shape[:2], gen).to(device)
+    lse_b = moderate_lse(shape[:2], gen).to(device)
+    inputs = (v_a, lse_a, v_b, lse_b)
+    want_v, want_lse = expected(inputs, backend)
+
+    def right(out: object) -> bool:
+        v, lse = _split(out)
+        return _well_formed(v, lse, want_v, want_lse) and bool(
+            _close_per_head(v, lse, want_v, want_lse, v_a.dtype).all()
+        )
+
+    works_contiguous = right(call(impl, inputs))
+    mixed = (
+        row_sliced(v_a)[0],
+        guarded(lse_a)[0],
+        guarded(v_b)[0],
+        guarded(lse_b.t().contiguous())[0].t(),
+    )
+
+    out = impl.merge_attn_states(*mixed)
+
+    if works_contiguous and not right(out):
+        strides = ", ".join(
+            f"{name} {tuple(t.stride())}"
+            for name, t in zip(("v_a", "lse_a", "v_b", "lse_b"), mixed, strict=True)
+        )
+        raise DrillFailure(
+            dx.ROW_STRIDE,
+            f"v or lse is wrong when the inputs have strides {strides}, though the same values "
+            "in contiguous tensors came out right",
+            "Each tensor has its own strides: pass v_a's, v_b's, lse_a's and lse_b's to the "
+            "kernel and index each tensor by its own.",
         )
     check_merge(impl, backend, out, inputs)
