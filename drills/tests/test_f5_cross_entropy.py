@@ -154,10 +154,13 @@ def mistakes(logits, target, ignore_index) -> list[tuple[str, CrossEntropy, str]
 def _misplaced_one_hot(
     got: torch.Tensor, logits: torch.Tensor, target: torch.Tensor, ignore_index: int
 ) -> str | None:
-    """If got is softmax / n minus 1/n at columns other than the targets', say where; else None.
+    """If got is softmax / n minus a one-hot that is misplaced or wrongly weighted, say how;
+    else None.
 
     What the kernel subtracted, in units of 1/n, is (softmax / n - got) * n: the one-hot itself
-    when the kernel is right. A misplaced one-hot leaves 0 or 1 in every lane, in the wrong ones.
+    when the kernel is right. A misplaced one-hot leaves 0 or 1 in every lane, in the wrong ones;
+    a wrongly weighted one leaves the same k != 1 at every target column (-1 when it is added,
+    n when it is not divided by n) and 0 elsewhere.
     """
     tgt = target.cpu()
     counted = tgt != ignore_index
@@ -167,6 +170,27 @@ def _misplaced_one_hot(
         return None
     x = logits.detach().double().cpu()[counted]
     subtracted = (torch.softmax(x, dim=-1) / n - g[counted]) * n
+    at_target = torch.zeros_like(subtracted, dtype=torch.bool)
+    at_target[torch.arange(at_target.shape[0]), tgt[counted]] = True
+    weight = subtracted[at_target]
+    if (
+        subtracted[~at_target].abs().max() <= 0.1
+        and (weight - weight.mean()).abs().max() <= 0.1
+        and abs(float(weight.mean()) - 1.0) > 0.1
+    ):
+        k = float(weight.mean())
+        why = (
+            "it is added, not subtracted"
+            if abs(k + 1.0) <= 0.1
+            else f"the 1 is not divided by n = {n} like the softmax"
+            if abs(k - n) <= 0.1 * n
+            else "its weight is wrong"
+        )
+        return (
+            f"The one-hot sits at column target[row] in every counted row, but what the "
+            f"kernel subtracts there is {k:.3g} / n instead of 1 / n: {why}. The gradient is "
+            "(softmax - onehot) / n, both terms divided by n."
+        )
     ones = subtracted.round()
     if (subtracted - ones).abs().max() > 0.1 or not ((ones == 0) | (ones == 1)).all():
         return None
