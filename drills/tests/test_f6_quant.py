@@ -193,15 +193,21 @@ def _check(
                 "the scales of rows read H elements apart: the row stride is not H here",
             )
         )
-    expect_close(
-        scale,
-        reference_scale(x, amax_ub).to(x.device),
-        what="scale",
-        tol=SCALE_TOL,
-        suspects=suspects,
-        dtype_diagnosis=SCALE_DTYPE,
-        reads_guarded=True,
-    )
+    want_scale = reference_scale(x, amax_ub).to(x.device)
+    try:
+        expect_close(
+            scale,
+            want_scale,
+            what="scale",
+            tol=SCALE_TOL,
+            suspects=suspects,
+            dtype_diagnosis=SCALE_DTYPE,
+            reads_guarded=True,
+        )
+    except DrillFailure as failure:
+        if failure.diagnosis == dx.MISMATCH:
+            _name_floor_mistake(scale, want_scale, x, amax_ub, failure)
+        raise
     want = reference_q(x, amax_ub).to(x.device)
     try:
         expect_close(q, want, what="q", tol=EXACT, reads_guarded=True)
@@ -210,6 +216,30 @@ def _check(
             raise
         _name_q_mistake(q.cpu(), want.cpu(), x.cpu(), amax_ub, failure)
         raise
+
+
+def _name_floor_mistake(
+    scale: torch.Tensor,
+    want: torch.Tensor,
+    x: torch.Tensor,
+    amax_ub: float | None,
+    failure: DrillFailure,
+) -> None:
+    """`zero-row` guarded some other way: the scale is wrong only in rows whose amax is below the
+    floor (a where(amax == 0, 1, ...), or the floor put on the scale instead of on amax)."""
+    tiny = (_amax(x, amax_ub, ZERO_ROW) <= AMAX_MIN).cpu()
+    got, expected_scale = scale.detach().float().cpu(), want.float().cpu()
+    wrong = ~torch.isclose(got, expected_scale, atol=SCALE_TOL.atol, rtol=SCALE_TOL.rtol)
+    if tiny.any() and wrong.any() and not (wrong & ~tiny).any():
+        rows = wrong.nonzero()[:, 0].tolist()
+        raise failure.renamed(
+            ZERO_ROW,
+            f"Your scale is right in every row except row(s) {', '.join(map(str, rows[:6]))}, "
+            f"whose amax is 0 or below the floor {AMAX_MIN:g}: there it is "
+            f"{float(got[rows[0]]):g} where max(amax, {AMAX_MIN:g}) / 127 = "
+            f"{float(expected_scale[rows[0]]):g}. The floor goes on amax, before the division, "
+            "and it is the drill's guard for zero rows (not a where() or a floor on the scale).",
+        ) from None
 
 
 def _name_q_mistake(
@@ -240,6 +270,13 @@ def _name_q_mistake(
             TRUNCATED,
             "Your q matches x / scale truncated toward zero: the cast to int8 drops the "
             "fraction, it does not round.",
+        ) from None
+    floored = torch.floor(v.clamp(-QMAX, QMAX)).to(torch.int8)
+    if torch.equal(q[stable], floored[stable]):
+        raise failure.renamed(
+            TRUNCATED,
+            "Your q matches x / scale rounded down (floor): -3.4 gives -4 and 3.6 gives 3. "
+            "Round to the nearest integer instead.",
         ) from None
 
 
