@@ -204,11 +204,29 @@ def _which_rows(got_dw, dy, x, w, rstd, failure: DrillFailure) -> None:
             "partial. The other programs' partials were overwritten: every program stored its "
             "dw to the same place, and the last one to write won.",
         ) from None
+    step = rows[1] - rows[0] if len(rows) > 1 else 0
+    if step > 1 and rows == list(range(rows[0], m, step)) and rows[-1] != m - 1:
+        # Every step-th row from rows[0] to the end: one program of a grid-stride loop (rows p,
+        # p + P, ...). The last row of each contiguous group would include row m - 1.
+        raise failure.renamed(
+            DW_RACE,
+            f"Your dw is the sum over rows {listed} only (every {step}th row), of {m}: the "
+            "partial of one program that takes rows p, p + P, .... The other programs' partials "
+            "were overwritten: every program stored its dw to the same place, and the last one "
+            "to write won.",
+        ) from None
+    strided = step > 1 and rows == list(range(rows[0], m, step))
     raise failure.renamed(
         DW_ONE_ROW,
         f"Your dw counts only row(s) {listed} of {m}: one row per program instead of the sum "
         "of dy * x_hat over every row the program handles (or, if each program has one row, "
-        "all of them stored to the same place and the last one won).",
+        "all of them stored to the same place and the last one won)."
+        + (
+            f" Every {step}th row is also what one program's partial holds if programs take "
+            "rows p, p + P, ... and all store their partials to the same place."
+            if strided
+            else ""
+        ),
     ) from None
 
 
