@@ -1,4 +1,6 @@
-"""An f5 mutant: grad = p / n - [j == target]: the one-hot is not divided by n like the softmax."""
+"""A correct f5 written differently: one program per row, blocks of 1024 at 8 warps, short
+names, pass 2 loading padding as 0 (its lanes are never stored).
+"""
 
 import torch
 import triton
@@ -36,7 +38,7 @@ def _k(X, Y, G, L, NV, sx, sg, V, ign, BLOCK: tl.constexpr):
         msk = o < V
         x = tl.load(xbase + o, mask=msk, other=0.0).to(tl.float32)
         p = tl.exp(x - lse)
-        g = tl.where(o == y, p / n - 1.0, p / n)
+        g = tl.where(o == y, p - 1.0, p) / n
         tl.store(gbase + o, g.to(G.dtype.element_ty), mask=msk)
 
 

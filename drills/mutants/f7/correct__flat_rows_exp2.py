@@ -1,5 +1,5 @@
-"""An f7 mutant: v_a and v_b addressed as (t * H + h) * D + d, their strides ignored: wrong for
-heads sliced out of a wider buffer.
+"""A correct f7 written differently: the (token, head) pairs flattened into rows, BLOCK_R rows
+per program in one 2-D block, weights by exp2 and the LSE by log2, converted at the ends.
 """
 
 import torch
@@ -47,8 +47,8 @@ def _merge_rows(
     tot = wa + wb
     tot_safe = tl.where(empty, 1.0, tot)
     m2 = rok[:, None] & dok[None, :]
-    xa = tl.load(va + (t[:, None] * H + h[:, None]) * D + d[None, :], mask=m2, other=0.0)
-    xb = tl.load(vb + (t[:, None] * H + h[:, None]) * D + d[None, :], mask=m2, other=0.0)
+    xa = tl.load(va + t[:, None] * sva_t + h[:, None] * sva_h + d[None, :], mask=m2, other=0.0)
+    xb = tl.load(vb + t[:, None] * svb_t + h[:, None] * svb_h + d[None, :], mask=m2, other=0.0)
     out = (
         xa.to(tl.float32) * (wa / tot_safe)[:, None] + xb.to(tl.float32) * (wb / tot_safe)[:, None]
     )
