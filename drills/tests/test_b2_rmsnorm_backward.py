@@ -205,7 +205,8 @@ def _which_rows(got_dw, dy, x, w, rstd, failure: DrillFailure) -> None:
             "dw to the same place, and the last one to write won.",
         ) from None
     step = rows[1] - rows[0] if len(rows) > 1 else 0
-    if step > 1 and rows == list(range(rows[0], m, step)) and rows[-1] != m - 1:
+    strided = step > 1 and rows == list(range(rows[0], m, step))
+    if strided and rows[-1] != m - 1:
         # Every step-th row from rows[0] to the end: one program of a grid-stride loop (rows p,
         # p + P, ...). The last row of each contiguous group would include row m - 1.
         raise failure.renamed(
@@ -215,7 +216,6 @@ def _which_rows(got_dw, dy, x, w, rstd, failure: DrillFailure) -> None:
             "were overwritten: every program stored its dw to the same place, and the last one "
             "to write won.",
         ) from None
-    strided = step > 1 and rows == list(range(rows[0], m, step))
     raise failure.renamed(
         DW_ONE_ROW,
         f"Your dw counts only row(s) {listed} of {m}: one row per program instead of the sum "

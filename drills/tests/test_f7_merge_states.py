@@ -11,6 +11,7 @@ every input.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -195,6 +196,19 @@ def _well_formed(v: object, lse: object, want_v: torch.Tensor, want_lse: torch.T
     )
 
 
+def _is_right_for(inputs: Inputs, backend: Backend) -> Callable[[object], bool]:
+    """Whether an output is well formed and right at every head, for these inputs."""
+    want_v, want_lse = expected(inputs, backend)
+
+    def right(out: object) -> bool:
+        v, lse = _split(out)
+        return _well_formed(v, lse, want_v, want_lse) and bool(
+            _close_per_head(v, lse, want_v, want_lse, inputs[0].dtype).all()
+        )
+
+    return right
+
+
 def check_merge(impl: Learner, backend: Backend, out: object, inputs: Inputs) -> None:
     v, lse = _split(out)
     v_a, lse_a, v_b, lse_b = inputs
@@ -343,13 +357,7 @@ def test_merge_attn_states_head_major_lse(impl, backend, device):
     lse_a = moderate_lse(shape[:2], gen).to(device)
     lse_b = moderate_lse(shape[:2], gen).to(device)
     inputs = (v_a, lse_a, v_b, lse_b)
-    want_v, want_lse = expected(inputs, backend)
-
-    def right(out: object) -> bool:
-        v, lse = _split(out)
-        return _well_formed(v, lse, want_v, want_lse) and bool(
-            _close_per_head(v, lse, want_v, want_lse, v_a.dtype).all()
-        )
+    right = _is_right_for(inputs, backend)
 
     works_contiguous = right(call(impl, inputs))
     head_major = [guarded(t.t().contiguous())[0].t() for t in (lse_a, lse_b)]
@@ -378,13 +386,7 @@ def test_merge_attn_states_mixed_layouts(impl, backend, device):
     lse_a = moderate_lse(shape[:2], gen).to(device)
     lse_b = moderate_lse(shape[:2], gen).to(device)
     inputs = (v_a, lse_a, v_b, lse_b)
-    want_v, want_lse = expected(inputs, backend)
-
-    def right(out: object) -> bool:
-        v, lse = _split(out)
-        return _well_formed(v, lse, want_v, want_lse) and bool(
-            _close_per_head(v, lse, want_v, want_lse, v_a.dtype).all()
-        )
+    right = _is_right_for(inputs, backend)
 
     works_contiguous = right(call(impl, inputs))
     mixed = (
