@@ -4,9 +4,10 @@ A known-buggy kernel that differs from the solution by one idea is stored as the
 makes that one change (`drills/mutants/<id>/<diagnosis>__<variant>.patch`), so it follows the
 solution as it evolves; when the solution changes under it, the patch no longer applies and
 `tutor dev check` says so with the line, instead of proving a stale copy. Text before the first
-`---` line is the patch's description. A description line `base: <file>.py` makes the patch
-apply to that whole-file mutant of the same drill instead of the solution: several mistakes
-written in one alternative style then share that style's file instead of each copying it.
+`---` line is the patch's description. A description line `base: correct__<variant>.py` makes
+the patch apply to that correct variant of the same drill instead of the solution: several
+mistakes written in one alternative style then share that style's file instead of each copying
+it.
 
 Hunks must match exactly (no fuzz): a mutant that cannot be rebuilt faithfully is an error.
 """

@@ -24,6 +24,12 @@ from tutor import diagnoses as dx
 from tutor.harness.failures import DrillFailure
 
 GUARD = 1 << 14  # elements on each side: more than any block's overhang past a tensor's end
+# How an access past the end happens, in every missing-mask message: no mask at all, or a mask
+# that is one lane too generous or checks one bound of two.
+LEAKY_MASK = (
+    "no mask=, or a mask that lets lanes past the end through "
+    "(<= where < belongs, or one bound of two)"
+)
 SENTINEL = -12345.0  # a float no drill produces (bf16 holds it as -12352)
 
 _FACTORIES = {
@@ -110,6 +116,5 @@ class GuardedAllocations(TorchFunctionMode):
             raise DrillFailure(
                 dx.MISSING_MASK,
                 f"{name} wrote {changed} values just outside a tensor it allocated",
-                "Lanes past the end of the data were stored: a tl.store without mask=, or with "
-                "a mask that lets them through (<= where < belongs, or one bound of two).",
+                f"Lanes past the end of the data were stored: a tl.store with {LEAKY_MASK}.",
             )

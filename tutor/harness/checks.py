@@ -19,7 +19,7 @@ import torch
 
 from tutor import diagnoses as dx
 from tutor.harness import errormap, interpreter, learner
-from tutor.harness.allocations import never_written
+from tutor.harness.allocations import LEAKY_MASK, never_written
 from tutor.harness.failures import DrillFailure
 
 
@@ -143,8 +143,7 @@ def expect_close(
         claimed = failure(
             dx.MISSING_MASK,
             details="NaN came in from memory just outside the tensor, which the test fills "
-            "with NaN: a tl.load reads past the end of a row or of the tensor (no mask=, or a "
-            "mask that lets lanes past the end through: <= where < belongs, or one bound of two).",
+            f"with NaN: a tl.load reads past the end of a row or of the tensor ({LEAKY_MASK}).",
         )
         claimed.guard_evidence = bad_values.cpu()  # the drill plugin checks the claim
         raise claimed
@@ -209,8 +208,7 @@ def expect_unchanged(after: torch.Tensor, before: torch.Tensor, *, what: str) ->
     raise DrillFailure(
         dx.MISSING_MASK,
         f"{changed} elements of memory just outside {what} were overwritten",
-        "A tl.store writes past the end of a row or of the tensor: no mask=, or a mask that "
-        "lets lanes past the end through (<= where < belongs, or one bound of two).",
+        f"A tl.store writes past the end of a row or of the tensor ({LEAKY_MASK}).",
     )
 
 

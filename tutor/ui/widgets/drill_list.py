@@ -62,9 +62,9 @@ class DrillList(OptionList):
     def _heading(title: str, short: bool = False) -> Text:
         # Short: the title's first word on one line. The narrow sidebar is 9 cells wide, where
         # "Matmul and attention" would wrap inside "attention".
-        if short:
-            first = title.split()[0] if title.split() else title
-            return Text(first, style="bold", no_wrap=True, overflow="ellipsis")
+        words = title.split()
+        if short and words:
+            return Text(words[0], style="bold", no_wrap=True, overflow="ellipsis")
         return Text(title, style="bold")
 
     @staticmethod
