@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
-"""How long a learner waits for a verdict on the CPU: cold against warm, for every drill.
+"""How long a learner waits for a verdict, on the GPU or the CPU: cold against warm, every drill.
 
-    python scripts/feedback_bench.py [--drills t1,t3] [--repeats 3] [--out docs/feedback-DATE.md]
+    python scripts/feedback_bench.py [--backend cuda|cpu] [--drills t1,t3] [--repeats 3]
+        [--out docs/feedback-DATE-CARD.md] [--json docs/feedback-DATE-CARD.json]
 
-For each playable drill, with its reference solution as the learner's file:
+The backend is the GPU when this machine has one (tutor.gpu), else the CPU interpreter. Each
+drill's kernels are run once before anything is timed, so Triton's cache in the course
+(.tutor/triton-cache) holds them, as it does for a learner's unchanged kernels. For each
+playable drill, with its reference solution as the learner's file:
 
 - cold `tutor check`: the command a learner types, a fresh process (torch and triton imported
   by the run's child), wall time from start to exit;
@@ -11,7 +15,7 @@ For each playable drill, with its reference solution as the learner's file:
 - warm run: the same run forked from the warm process (tutor.warm), as the app runs it now;
 - save -> verdict in the app: the app (headless, real runner, warm process up, watch on) sees
   the solution saved into drills/mine/ and shows "Passed"; wall time from the write to the
-  finished run on screen.
+  finished run on screen, and to the first test's verdict.
 
 Medians of `--repeats` runs. A benchmark, not a test: nothing here passes or fails on a clock.
 The numbers, the machine and the load it was under go into the Markdown report.
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import statistics
@@ -28,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from tutor.catalogue import load_catalogue  # noqa: E402
 from tutor.events import TestFinished  # noqa: E402
+from tutor.gpu import machine_has_gpu, nvml_gpus  # noqa: E402
 from tutor.paths import CoursePaths  # noqa: E402
 from tutor.runner import Runner  # noqa: E402
 from tutor.warm import WarmPool  # noqa: E402
@@ -52,23 +59,14 @@ def scratch_course(tmp: Path) -> CoursePaths:
     return CoursePaths(tmp)
 
 
-def check_time(course: CoursePaths, drill_id: str, *, cold: bool) -> float:
+def check_time(course: CoursePaths, drill_id: str, *, cold: bool, cpu: bool) -> float:
     """Seconds of `tutor check`: cold (no warm process, TUTOR_NO_WARM=1), or borrowing the
     warm process this script keeps up, as `tutor check` does while the app is open."""
     started = time.monotonic()
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tutor",
-            "--root",
-            str(course.root),
-            "check",
-            drill_id,
-            "--impl",
-            "solutions",
-            "--cpu",
-        ],
+        [sys.executable, "-m", "tutor", "--root", str(course.root), "check", drill_id]
+        + ["--impl", "solutions"]
+        + (["--cpu"] if cpu else []),
         capture_output=True,
         check=False,
         cwd=course.root,
@@ -91,11 +89,14 @@ def timed_run(runner: Runner, drill_id: str) -> tuple[float, float, bool]:
     return time.monotonic() - started, first[0], result.warm
 
 
-async def app_save_to_verdict(course: CoursePaths, drill_id: str, pool: WarmPool) -> float:
-    """Write the solution into the learner's file with the app watching; seconds to "Passed"."""
+async def app_save_to_verdict(
+    course: CoursePaths, drill_id: str, pool: WarmPool, cpu: bool
+) -> tuple[float, float]:
+    """Write the solution into the learner's file with the app watching; seconds to the first
+    test's verdict and to "Passed"."""
     from tutor.progress import ProgressStore
     from tutor.ui.app import TutorApp
-    from tutor.ui.messages import RunFinished
+    from tutor.ui.messages import RunEvent, RunFinished
 
     catalogue = load_catalogue(course)
     drill = catalogue.drill(drill_id)
@@ -103,16 +104,19 @@ async def app_save_to_verdict(course: CoursePaths, drill_id: str, pool: WarmPool
     course.mine(drill.file).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(course.starter(drill.file), course.mine(drill.file))
     finished: list[float] = []
+    verdicts: list[float] = []
 
     def hook(message) -> None:
+        if isinstance(message, RunEvent) and isinstance(message.event, TestFinished):
+            verdicts.append(time.monotonic())
         if isinstance(message, RunFinished) and message.result.passed:
             finished.append(time.monotonic())
 
     app = TutorApp(
         catalogue,
         ProgressStore(course.progress_file),
-        lambda c, cpu: Runner(c, force_cpu=cpu, warm=pool),
-        force_cpu=True,
+        lambda c, force_cpu: Runner(c, force_cpu=force_cpu, warm=pool),
+        force_cpu=cpu,
         watch=True,
         watch_debounce_ms=1000,
         watch_step_ms=50,
@@ -120,6 +124,7 @@ async def app_save_to_verdict(course: CoursePaths, drill_id: str, pool: WarmPool
     async with app.run_test(size=(140, 42), message_hook=hook) as pilot:
         await pilot.pause(1.5)  # the watcher starts just after the first frame
         started = time.monotonic()
+        verdicts.clear()
         shutil.copyfile(course.solution(drill.file), course.mine(drill.file))
         while not finished and time.monotonic() - started < 120:
             # A plain sleep, not pilot.pause(): each pause forces the app to process and redraw,
@@ -127,82 +132,123 @@ async def app_save_to_verdict(course: CoursePaths, drill_id: str, pool: WarmPool
             await asyncio.sleep(0.01)
     if not finished:
         raise RuntimeError(f"{drill_id}: the app showed no pass within 120 s")
-    return finished[0] - started
+    return verdicts[0] - started, finished[0] - started
+
+
+@dataclass
+class Row:
+    """One drill's medians, in seconds (the JSON report's row)."""
+
+    drill: str
+    backend: str
+    cold_check_s: float
+    borrowed_check_s: float
+    cold_run_s: float
+    warm_run_s: float
+    first_verdict_s: float
+    app_save_to_first_verdict_s: float | None
+    app_save_to_passed_s: float | None
+
+
+def measure(course: CoursePaths, drill_id: str, pool: WarmPool, cpu: bool, args) -> Row:
+    catalogue = load_catalogue(course)
+    cold = Runner(catalogue, force_cpu=cpu)
+    warm = Runner(catalogue, force_cpu=cpu, warm=pool)
+    timed_run(warm, drill_id)  # compiles the kernels into the course's cache (GPU)
+    check = [check_time(course, drill_id, cold=True, cpu=cpu) for _ in range(args.repeats)]
+    borrowed = [check_time(course, drill_id, cold=False, cpu=cpu) for _ in range(args.repeats)]
+    runs = [timed_run(cold, drill_id)[0] for _ in range(args.repeats)]
+    warms = [timed_run(warm, drill_id) for _ in range(args.repeats)]
+    assert all(was_warm for *_, was_warm in warms), f"{drill_id}: a run went cold"
+    app_first = app_passed = None
+    if not args.no_app:
+        os.makedirs(course.mine("x").parent, exist_ok=True)
+        saves = [
+            asyncio.run(app_save_to_verdict(course, drill_id, pool, cpu))
+            for _ in range(args.repeats)
+        ]
+        app_first = statistics.median(first for first, _ in saves)
+        app_passed = statistics.median(passed for _, passed in saves)
+    return Row(
+        drill_id,
+        "cpu" if cpu else "cuda",
+        statistics.median(check),
+        statistics.median(borrowed),
+        statistics.median(runs),
+        statistics.median(t for t, _, _ in warms),
+        statistics.median(f for _, f, _ in warms),
+        app_first,
+        app_passed,
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", choices=("cuda", "cpu"), default=None)
     parser.add_argument("--drills", default=None, help="comma-separated (default: all)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", default=None, help="the Markdown report to write")
+    parser.add_argument("--json", default=None, help="the JSON rows to write")
     parser.add_argument("--no-app", action="store_true", help="skip the app's save -> verdict")
     args = parser.parse_args()
+    cpu = (args.backend or ("cuda" if machine_has_gpu() else "cpu")) == "cpu"
     with tempfile.TemporaryDirectory(prefix="tutor-feedback-") as tmp:
         course = scratch_course(Path(tmp))
         catalogue = load_catalogue(course)
         drills = [d.id for d in catalogue.drills if not d.coming]
         if args.drills:
             drills = [d for d in drills if d in args.drills.split(",")]
-        pool = WarmPool(course.state_dir)
-        pool.ready.wait(120)
-        cold, warm = Runner(catalogue, force_cpu=True), Runner(catalogue, force_cpu=True, warm=pool)
+        pool = WarmPool(course.state_dir, cpu=cpu)
+        pool.ready.wait(180)
         rows = []
         for drill_id in drills:
-            timed_run(warm, drill_id)  # the warm process's first run of a drill
-            check = [check_time(course, drill_id, cold=True) for _ in range(args.repeats)]
-            borrowed = [check_time(course, drill_id, cold=False) for _ in range(args.repeats)]
-            runs = [timed_run(cold, drill_id)[0] for _ in range(args.repeats)]
-            warms = [timed_run(warm, drill_id) for _ in range(args.repeats)]
-            assert all(was_warm for *_, was_warm in warms), f"{drill_id}: a run went cold"
-            app = None
-            if not args.no_app:
-                os.makedirs(course.mine("x").parent, exist_ok=True)
-                app = statistics.median(
-                    asyncio.run(app_save_to_verdict(course, drill_id, pool))
-                    for _ in range(args.repeats)
-                )
-            row = (
-                drill_id,
-                statistics.median(check),
-                statistics.median(borrowed),
-                statistics.median(runs),
-                statistics.median(t for t, _, _ in warms),
-                statistics.median(f for _, f, _ in warms),
-                app,
-            )
+            try:
+                row = measure(course, drill_id, pool, cpu, args)
+            except Exception as exc:  # noqa: BLE001 - one drill failing keeps the others
+                print(f"{drill_id}: not measured: {type(exc).__name__}: {exc}", flush=True)
+                continue
             rows.append(row)
-            print(
-                f"{drill_id}: cold check {row[1]:.2f} s, check with the app open {row[2]:.2f} s, "
-                f"cold run {row[3]:.2f} s, warm run {row[4]:.2f} s (first verdict {row[5]:.2f} s)"
-                + (f", app save -> verdict {app:.2f} s" if app else ""),
-                flush=True,
-            )
+            print(json.dumps(asdict(row)), flush=True)
+        facts = dict(pool.facts)
         pool.close()
-    report = render(rows, args.repeats)
+    report = render(rows, args.repeats, cpu, facts)
     if args.out:
         Path(args.out).write_text(report, encoding="utf-8")
+    if args.json:
+        data = [asdict(row) for row in rows]
+        Path(args.json).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     print(report)
     return 0
 
 
-def render(rows, repeats: int) -> str:
+def render(rows: list[Row], repeats: int, cpu: bool, facts: dict) -> str:
     load = os.getloadavg()
+    where = "the CPU interpreter" if cpu else (", ".join(nvml_gpus() or ()) or "a GPU")
+    import torch
+    import triton
+
     lines = [
-        f"# Feedback on the CPU, {time.strftime('%Y-%m-%d')}",
+        f"# Feedback on {where}, {time.strftime('%Y-%m-%d')}",
         "",
         f"`python scripts/feedback_bench.py` on {os.cpu_count()} cores (load average "
-        f"{load[0]:.1f} at the end), Python {sys.version.split()[0]}; medians of {repeats} "
-        "runs of each drill's reference solution.",
+        f"{load[0]:.1f} at the end), Python {sys.version.split()[0]}, torch {torch.__version__}, "
+        f"triton {triton.__version__}; medians of {repeats} runs of each drill's reference "
+        "solution. The warm process "
+        + ("started no CUDA" if not facts.get("cuda_started") else "STARTED CUDA")
+        + " (its audit of its own imports).",
         "",
         "| drill | cold `tutor check` s | `tutor check`, app open s | cold run s | warm run s | "
-        "warm: first verdict s | app: save -> Passed s | app / cold check |",
-        "|---|---|---|---|---|---|---|---|",
+        "warm: first verdict s | app: save -> first verdict s | app: save -> Passed s | "
+        "app / cold check |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for drill_id, check, borrowed, cold, warm, first, app in rows:
-        app_cells = f"{app:.2f} | {app / check:.2f}" if app else "— | —"
+    for row in rows:
+        app = row.app_save_to_passed_s
         lines.append(
-            f"| {drill_id} | {check:.2f} | {borrowed:.2f} | {cold:.2f} | {warm:.2f} | {first:.2f} "
-            f"| {app_cells} |"
+            f"| {row.drill} | {row.cold_check_s:.2f} | {row.borrowed_check_s:.2f} | "
+            f"{row.cold_run_s:.2f} | {row.warm_run_s:.2f} | {row.first_verdict_s:.2f} | "
+            f"{_s(row.app_save_to_first_verdict_s)} | {_s(app)} | "
+            + (f"{app / row.cold_check_s:.2f} |" if app else "— |")
         )
     lines += [
         "",
@@ -211,10 +257,16 @@ def render(rows, repeats: int) -> str:
         "it borrows. cold run: the runner's child started fresh (torch and triton imported). "
         "warm run: forked from the warm process; first verdict: when its first test's result "
         "arrives (what the app shows at once). app: the solution written into drills/mine/ "
-        "while the app watches (watch step 50 ms), to the run shown as passed.",
+        "while the app watches (watch step 50 ms), to the first test's verdict and to the run "
+        "shown as passed. Every kernel was compiled once before the timings (Triton's cache in "
+        "the course), as a learner's unchanged kernels are.",
         "",
     ]
     return "\n".join(lines)
+
+
+def _s(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
 
 
 if __name__ == "__main__":

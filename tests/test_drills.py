@@ -5,7 +5,7 @@ more known-buggy kernels per declared mistake, names that are declared or generi
 untouched starter fails as not started, the solution passes clean, every mutant in
 drills/mutants/<drill>/ gets the diagnosis its file name says first, and every correct__ variant
 passes clean. The runs are forked from a warm process (tutor.warm), as the app's are. With
-TUTOR_PROOFS_ON_GPU=1 the same runs go to the GPU, cold.
+TUTOR_PROOFS_ON_GPU=1 the same runs go to the GPU, forked from a warm process for the GPU.
 Nothing here names a drill: a drill added to drills.yaml is proven with the rest.
 """
 
@@ -32,12 +32,10 @@ TARGETS = [t for drill in PLAYABLE for t in devcheck.targets(CATALOGUE, drill)]
 def runner(tmp_path_factory) -> Runner:
     """Runs forked from a warm process (torch and triton imported once), on the CPU."""
     on_gpu = os.environ.get("TUTOR_PROOFS_ON_GPU") == "1"
-    pool = None if on_gpu else WarmPool(tmp_path_factory.mktemp("warm"))
-    if pool is not None:
-        pool.ready.wait(timeout=120)  # else the first runs simply go cold
+    pool = WarmPool(tmp_path_factory.mktemp("warm"), cpu=not on_gpu)
+    pool.ready.wait(timeout=120)  # else the first runs simply go cold
     yield Runner(CATALOGUE, force_cpu=not on_gpu, warm=pool)
-    if pool is not None:
-        pool.close()
+    pool.close()
 
 
 @pytest.mark.parametrize("drill", PLAYABLE, ids=[d.id for d in PLAYABLE])

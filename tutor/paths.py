@@ -63,6 +63,19 @@ class CoursePaths:
         return self.state_dir / "backups"
 
     @property
+    def triton_cache(self) -> Path:
+        """Triton's compiled kernels for this course (TRITON_CACHE_DIR of every run): a kernel
+        the learner did not change is loaded from here instead of compiled again."""
+        return self.state_dir / "triton-cache"
+
+    def kernel_cache_env(self) -> dict[str, str]:
+        """The environment that points a run's Triton at `triton_cache`; nothing when the learner
+        chose a cache of their own, or when the folder is a link (never write through one)."""
+        if os.environ.get("TRITON_CACHE_DIR") or self.triton_cache.is_symlink():
+            return {}
+        return {"TRITON_CACHE_DIR": str(self.triton_cache)}
+
+    @property
     def hints_dir(self) -> Path:
         return self.root / "hints"
 

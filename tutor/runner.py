@@ -30,7 +30,7 @@ from tutor.supervisor import (
     default_memory_limit,
     supervise,
 )
-from tutor.warm import machine_has_gpu
+from tutor.warm import runs_on_cpu
 
 DEFAULT_TIMEOUT_S = 120.0  # the CPU interpreter plus a first JIT compile fit well inside this
 CHILD_GRACE_S = 30.0  # the child's own deadline comes this long after the tutor's
@@ -58,9 +58,10 @@ class Runner:
         self.timeout = timeout
         self.python = python
         self.memory_limit = default_memory_limit() if memory_limit is None else memory_limit
-        # The warm process (tutor.warm.WarmPool) runs the CPU interpreter only: CUDA does not
-        # survive a fork, so on a machine with a GPU the runs stay cold unless --cpu is given.
-        self.warm = warm if warm is not None and (force_cpu or not machine_has_gpu()) else None
+        # The warm process (tutor.warm.WarmPool) serves the GPU as well as the CPU: it never
+        # starts CUDA, so each forked run starts its own. It serves one backend: a run for the
+        # other one goes cold.
+        self.warm = warm if warm is not None and warm.cpu == runs_on_cpu(force_cpu) else None
 
     def command(self, drill_id: str, impl: str, events_path: str) -> list[str]:
         drill = self.catalogue.drill(drill_id)
@@ -127,6 +128,7 @@ class Runner:
             # more threads win nothing, while on a busy machine (the app, an editor, parallel
             # runs) OpenMP's waiting threads made the same run 3-8x slower (2.6 s vs 7.5-21 s).
             OMP_NUM_THREADS=TORCH_THREADS,
+            **paths.kernel_cache_env(),
         )
         env.pop("TRITON_INTERPRET", None)  # the child decides, from --cpu and the hardware
         collector = _Collector(result, on_event)

@@ -23,10 +23,10 @@ Both the test runner and the bench start their child through `supervise`:
 If the tutor itself dies (SIGKILL), the child's own guard (tutor.child_guard) sees its parent
 gone and ends the run from the inside.
 
-With `warm` (a tutor.warm.WarmPool), a `python -m pytest` run is forked from the warm process
-instead, which has torch and triton imported already; everything above holds for it the same
-(it starts its own session, carries the mark, and is watched by its pid). When the warm process
-cannot take the run, it starts cold.
+With `warm` (a tutor.warm.WarmPool), a `python -m pytest` or `python -m tutor.bench.child` run is
+forked from the warm process instead, which has torch and triton imported already; everything
+above holds for it the same (it starts its own session, carries the mark, and is watched by its
+pid). When the warm process cannot take the run, it starts cold.
 """
 
 from __future__ import annotations
@@ -158,16 +158,18 @@ def _with_events_path(cmd: list[str], events_fd: int | None) -> list[str]:
 def _start_warm(warm, cmd: list[str], cwd: Path, env: dict[str, str], events_write: int | None):
     """The run forked from the warm process (tutor.warm), or None to start it cold.
 
-    `cmd` is `python -m pytest ARGS`: the warm process runs pytest with ARGS itself.
+    `cmd` is `python -m MODULE ARGS`, MODULE one the warm process runs (tutor.zygote.MODULES):
+    it runs MODULE with ARGS itself.
     """
-    if cmd[1:3] != ["-m", "pytest"]:
-        return None
     from tutor.warm import EVENTS_FD
+    from tutor.zygote import MODULES
 
+    if len(cmd) < 3 or cmd[1] != "-m" or cmd[2] not in MODULES:
+        return None
     output_read, output_write = os.pipe()
     args = _with_events_path(cmd[3:], EVENTS_FD if events_write is not None else None)
     try:
-        child = warm.start(args, cwd, env, output_write, events_write)
+        child = warm.start(cmd[2], args, cwd, env, output_write, events_write)
     finally:
         os.close(output_write)
     if child is None:

@@ -1,60 +1,123 @@
 """The warm process: torch, triton, numpy and pytest imported once, each run forked from it.
 
-    python -m tutor.zygote SOCKET_PATH
+    python -m tutor.zygote SOCKET_PATH cpu|cuda
 
-A cold run pays about 2 s (more on a busy machine) to import torch and triton before its first
-test; a run forked from this process starts with them loaded. It serves requests on a Unix
-socket; each request carries the run's pytest arguments, working folder, environment and three
-file descriptors (SCM_RIGHTS): where the child's output goes, and its events pipe. The forked
-child starts a session of its own (its own process group, as a cold child), takes those
-descriptors, and runs pytest; the tutor supervises it exactly as a cold child (tutor.warm), by
-its pid: time and memory limits, cancel, the run mark, everything it leaves behind.
+A cold run pays 2 s (a 2-core machine) to 5 s (a GPU machine) to import torch and triton before
+its first test; a run forked from this process starts with them loaded. It serves requests on a
+Unix socket; each request carries the module to run (`pytest` for a drill's tests,
+`tutor.bench.child` for a bench), its arguments, working folder, environment and two file
+descriptors (SCM_RIGHTS): where the child's output goes, and its events pipe. The forked child
+starts a session of its own (its own process group, as a cold child), takes those descriptors,
+and runs the module; the tutor supervises it exactly as a cold child (tutor.warm), by its pid:
+time and memory limits, cancel, the run mark, everything it leaves behind.
 
-Only the CPU interpreter runs warm: CUDA does not survive a fork, so a GPU run stays cold.
-This process starts no thread before it forks (the interpreter's imports start none), and each
-child sets its own thread counts. It ends when the tutor that started it ends (it watches its
-parent between requests) and takes its children along.
+CPU and GPU runs are both served. CUDA does not survive a fork once it has started in the
+parent, so this process never starts it: it imports torch and triton (which start nothing),
+answers "is there a GPU" through NVML only (tutor.gpu, and PYTORCH_NVML_BASED_CUDA_CHECK for any
+torch.cuda.is_available() on the way), and each forked run starts CUDA for itself. The imports
+are audited (`cuda_audit`): the "ready" line says whether anything started CUDA, and the tutor
+refuses to fork GPU runs from a process where something did. Whether a run uses the CPU
+interpreter is fixed when this process starts (`cpu` or `cuda`): Triton's library functions
+(tl.sum, tl.max, ...) are kernels defined when triton is imported, interpreted or compiled by
+what TRITON_INTERPRET said then.
+
+This process starts no thread before it forks, and each child sets its own thread counts. It
+ends when the tutor that started it ends (it watches its parent between requests) and takes
+its children along.
 """
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
+import runpy
 import select
 import signal
 import socket
 import sys
+from collections.abc import Iterator
 
+WARM_CHILD = "TUTOR_WARM_CHILD"  # set in every run forked from here
+MODULES = ("pytest", "tutor.bench.child")  # what a run may be: a drill's tests, or a bench
 MAX_REQUEST = 1 << 20
 FDS = 2  # output, events
 IDLE_CHECK_S = 0.5
 
 
-def _preload() -> None:
-    """Import what every run needs, in the order a cold child would (interpreter first)."""
-    os.environ["TRITON_INTERPRET"] = "1"
-    import numpy  # noqa: F401
-    import pytest  # noqa: F401
-    import torch  # noqa: F401
-    import triton  # noqa: F401
-    import triton.language  # noqa: F401
+@contextlib.contextmanager
+def cuda_audit() -> Iterator[list[str]]:
+    """Record, in the list it yields, every call that would start CUDA in this process.
 
-    import tutor.child_guard  # noqa: F401
-    import tutor.drill_plugin  # noqa: F401
-    import tutor.harness  # noqa: F401
-    import tutor.pytest_events  # noqa: F401
+    torch starts CUDA in `torch.cuda._lazy_init` (any device query, any tensor on the GPU), and
+    the CUDA runtime starts itself when torch counts devices without NVML
+    (`torch._C._cuda_getDeviceCount`). Either one in the warm process would break every GPU
+    run forked from it, so they are wrapped while the imports run.
+    """
+    import torch
+
+    calls: list[str] = []
+    targets = [(torch.cuda, "_lazy_init"), (torch._C, "_cuda_getDeviceCount")]
+    saved = []
+    for owner, name in targets:
+        original = getattr(owner, name, None)
+        if original is None:
+            continue
+
+        def recorded(*args, _original=original, _name=name, **kwargs):
+            calls.append(_name)
+            return _original(*args, **kwargs)
+
+        saved.append((owner, name, original))
+        setattr(owner, name, recorded)
+    try:
+        yield calls
+    finally:
+        for owner, name, original in saved:
+            setattr(owner, name, original)
+
+
+def _preload(backend: str) -> dict:
+    """Import what every run needs without starting CUDA; what was found about CUDA and GPUs."""
+    if backend == "cpu":  # before triton is imported: its library functions are interpreted
+        os.environ["TRITON_INTERPRET"] = "1"
+    # Any torch.cuda.is_available() on the way asks NVML, which does not start CUDA.
+    os.environ["PYTORCH_NVML_BASED_CUDA_CHECK"] = "1"
+    import numpy  # noqa: F401
+    import torch
+
+    with cuda_audit() as calls:
+        import pytest  # noqa: F401
+        import triton  # noqa: F401
+        import triton.language  # noqa: F401
+
+        import tutor.child_guard  # noqa: F401
+        import tutor.drill_plugin  # noqa: F401
+        import tutor.harness  # noqa: F401
+        import tutor.harness.interpreter  # noqa: F401
+        import tutor.pytest_events  # noqa: F401
+        from tutor.gpu import nvml_gpus
+
+        gpus = nvml_gpus()
 
     # Everything imported so far lives as long as the process: frozen, it is never scanned
     # again by the garbage collector, in this process or in the runs forked from it (whose
     # collections would otherwise walk torch's whole heap, and touch its pages copy-on-write).
     gc.collect()
     gc.freeze()
+    return {
+        "ready": True,
+        "backend": backend,
+        "gpus": list(gpus or ()),
+        "cuda_started": bool(calls) or torch.cuda.is_initialized(),
+        "cuda_calls": calls,
+    }
 
 
-def serve(path: str) -> None:
+def serve(path: str, backend: str) -> None:
     parent = os.getppid()
-    _preload()
+    facts = _preload(backend)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     if os.path.exists(path):
         os.unlink(path)
@@ -66,7 +129,7 @@ def serve(path: str) -> None:
     signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes select; children reaped below
     clients: dict[int, socket.socket] = {}
     owners: dict[int, socket.socket] = {}  # child pid -> the connection that asked for it
-    print("ready", flush=True)
+    print(json.dumps(facts), flush=True)
     try:
         while os.getppid() == parent:
             ready, _, _ = select.select(
@@ -79,7 +142,8 @@ def serve(path: str) -> None:
                 elif item == wake_read:
                     os.read(wake_read, 4096)
                 else:
-                    if not _handle(item, owners, [server, wake_read, wake_write, *clients]):
+                    inherited = [server, wake_read, wake_write, *clients]
+                    if not _handle(item, owners, inherited, facts["cuda_started"]):
                         clients.pop(item.fileno(), None)
                         item.close()
             _reap(owners)
@@ -91,7 +155,9 @@ def serve(path: str) -> None:
             os.unlink(path)
 
 
-def _handle(conn: socket.socket, owners: dict[int, socket.socket], inherited: list) -> bool:
+def _handle(
+    conn: socket.socket, owners: dict[int, socket.socket], inherited: list, cuda_started: bool
+) -> bool:
     """Serve one request on `conn`; False when the connection closed."""
     try:
         data, fds, _, _ = socket.recv_fds(conn, MAX_REQUEST, FDS)
@@ -99,6 +165,11 @@ def _handle(conn: socket.socket, owners: dict[int, socket.socket], inherited: li
         return False
     if not data:
         return False
+    if cuda_started:  # a fork would inherit a CUDA it cannot use: the tutor runs it cold
+        for fd in fds:
+            os.close(fd)
+        conn.sendall(json.dumps({"refused": "CUDA started in the warm process"}).encode() + b"\n")
+        return True
     request = json.loads(data)
     pid = os.fork()
     if pid == 0:  # the run
@@ -131,21 +202,50 @@ def _child(request: dict, fds: list[int], inherited: list) -> None:
     for fd in {output, events, devnull} - {0, 1, 2, request["events_fd"]}:
         os.close(fd)
     os.environ.clear()
-    os.environ.update(request["env"])
+    os.environ.update(request["env"], **{WARM_CHILD: "1"})
     os.chdir(request["cwd"])
     sys.stdout = os.fdopen(1, "w", buffering=1)
     sys.stderr = os.fdopen(2, "w", buffering=1)
-    sys.argv = ["pytest", *request["args"]]
-    import pytest
     import torch
 
     torch.set_num_threads(
         max(1, int(request["env"].get("OMP_NUM_THREADS", "0")) or (os.cpu_count() or 1))
     )
-    code = pytest.main(request["args"])
+    module = request.get("module", "pytest")
+    code = _run_module(module, request["args"]) if module in MODULES else 2
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(int(code))
+    os._exit(code)
+
+
+def restart_cold() -> None:
+    """Turn this forked run into a cold one: the same pid, output and events, a fresh Python.
+
+    For a run that finds it needs the other backend than the warm process imported triton for
+    (NVML saw a GPU that torch cannot use). Does nothing outside a warm child.
+    """
+    if os.environ.get(WARM_CHILD) != "1":
+        return
+    del os.environ[WARM_CHILD]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, "-m", *sys.argv])
+
+
+def _run_module(module: str, args: list[str]) -> int:
+    """Run `python -m MODULE ARGS` in this process; its exit code."""
+    sys.argv = [module, *args]
+    if module == "pytest":
+        import pytest
+
+        return int(pytest.main(args))
+    try:
+        runpy.run_module(module, run_name="__main__", alter_sys=True)
+    except SystemExit as done:
+        if done.code is None:
+            return 0
+        return done.code if isinstance(done.code, int) else 1
+    return 0
 
 
 def _reap(owners: dict[int, socket.socket]) -> None:
@@ -173,4 +273,4 @@ def _kill_group(pid: int) -> None:
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1])
+    serve(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "cpu")

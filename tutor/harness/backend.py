@@ -8,6 +8,7 @@ module never imports triton at the top, and `select` must run before any learner
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 
 import torch
@@ -34,12 +35,28 @@ def select(force_cpu: bool = False) -> Backend:
     if not force_cpu and os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available():
         return Backend(CUDA, "cuda", torch.cuda.get_device_name())
     os.environ["TRITON_INTERPRET"] = "1"
+    if not _library_interpreted():
+        # Forked from a warm process that imported triton for the GPU, which torch cannot
+        # use after all: start again as a cold run, where triton is imported for the CPU.
+        from tutor.zygote import restart_cold
+
+        restart_cold()
     # Make the interpreter run float arguments, libdevice and name-imported builtins as the GPU
     # does (tutor/harness/interpreter.py); it imports triton, now that the switch is on.
     from tutor.harness import interpreter
 
     interpreter.install()
     return Backend(CPU, "cpu", "CPU (Triton interpreter)")
+
+
+def _library_interpreted() -> bool:
+    """Whether Triton's library kernels (tl.sum, ...) were made for the interpreter (or are not
+    made yet): triton makes them when it is imported, for what TRITON_INTERPRET said then."""
+    if "triton.language" not in sys.modules:
+        return True
+    import triton.language as tl
+
+    return type(tl.sum).__name__ == "InterpretedFunction"
 
 
 def round_to(values: torch.Tensor, dtype: torch.dtype, backend: Backend) -> torch.Tensor:

@@ -116,11 +116,11 @@ def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
         print(f"tutor: {exc}", file=sys.stderr)
         return 2
     from tutor import collect
-    from tutor.warm import WarmPool, machine_has_gpu
+    from tutor.warm import WarmPool
 
     # The warm process imports torch and triton in the background while the app starts, so a
-    # save is answered in about a second (CPU interpreter only: CUDA does not survive a fork).
-    warm = WarmPool(paths.state_dir) if force_cpu or not machine_has_gpu() else None
+    # save is answered in about a second, on the GPU too (each run starts CUDA for itself).
+    warm = WarmPool(paths.state_dir, cpu=force_cpu or None)
     app = TutorApp(
         catalogue,
         ProgressStore(paths.progress_file),

@@ -1,8 +1,9 @@
 """What the app learns from the machine: the learner's editor, and the GPU kernels will run on.
 
-No Textual and no torch here. The GPU's name comes from a child Python that imports torch,
-so the app process never pays for that import (the app must be interactive within a second);
-on a machine with no NVIDIA device node the child is not even started.
+No Textual and no torch here. The GPU's name comes from NVML (tutor.gpu: no CUDA, no torch,
+a few milliseconds); only where NVML cannot be read but a GPU may be there does a child Python
+import torch to ask, so the app process never pays for that import (the app must be
+interactive within a second).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import subprocess
 import sys
 from collections.abc import Mapping
 
+from tutor.gpu import machine_has_gpu, nvml_gpus
 from tutor.states import BackendName
-from tutor.warm import machine_has_gpu
 
 CPU_LABEL = "CPU interpreter"
 CPU_BACKEND = BackendName.CPU
@@ -42,6 +43,9 @@ def backend_label(backend: str, device_name: str) -> str:
 
 def gpu_name(python: str = sys.executable, timeout: float = 60.0) -> str | None:
     """The name torch.cuda gives the first GPU, or None when kernels will run on the CPU."""
+    named = nvml_gpus()
+    if named is not None:
+        return named[0] if named else None
     if not machine_has_gpu():
         return None
     try:
