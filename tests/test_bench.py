@@ -280,9 +280,17 @@ def no_child(monkeypatch):
     monkeypatch.setattr(bench, "_run_child", refuse)
 
 
-def test_on_the_cpu_nothing_is_timed_and_the_report_says_why(catalogue, no_child):
+def test_without_a_gpu_the_bench_refuses_at_once(catalogue, no_child):
     runner = FakeRunner(r.PASSED, "cpu-interpreter")
-    report = bench.bench_drill(catalogue, "t2", "solutions", runner=runner)
+    report = bench.bench_drill(catalogue, "t2", "solutions", runner=runner, gpu=False)
+    assert runner.calls == []  # no test was run: the answer comes before any work
+    assert report.status == bench.NO_GPU and not report.timed and report.rows == []
+    assert "interpreter" in report.message and "one after another" in report.message
+
+
+def test_tests_that_ran_on_the_cpu_after_all_time_nothing(catalogue, no_child):
+    runner = FakeRunner(r.PASSED, "cpu-interpreter")
+    report = bench.bench_drill(catalogue, "t2", "solutions", runner=runner, gpu=True)
     assert runner.calls == [("t2", "solutions")]
     assert report.status == bench.NO_GPU and not report.timed and report.rows == []
     assert "interpreter" in report.message and "one after another" in report.message
@@ -296,7 +304,7 @@ def test_forced_cpu_times_nothing(catalogue, no_child):
 
 def test_a_failing_kernel_is_not_timed(catalogue, no_child):
     runner = FakeRunner(r.FAILED, "cuda", ["padding-neg-inf"])
-    report = bench.bench_drill(catalogue, "t2", "mine", runner=runner)
+    report = bench.bench_drill(catalogue, "t2", "mine", runner=runner, gpu=True)
     assert report.status == bench.TESTS_FAIL
     assert report.message.startswith("not timed: tests fail (padding-neg-inf)")
 
@@ -338,6 +346,7 @@ def test_the_bench_process_report_is_read_into_rows(catalogue, tmp_path):
         "solutions",
         runner=FakeRunner(r.PASSED, "cuda"),
         python=_fake_python(tmp_path, "ok"),
+        gpu=True,
         on_progress=lines.append,
     )
     assert report.timed, (report.message, report.output)
@@ -356,6 +365,7 @@ def test_a_bench_process_that_runs_too_long_is_stopped(catalogue, tmp_path):
         verify=False,
         timeout=2,
         python=_fake_python(tmp_path, "sleep"),
+        gpu=True,
     )
     assert report.status == bench.ERROR and "stopped after 2 s" in report.message
     assert "[bench] starting" in report.output
@@ -363,7 +373,12 @@ def test_a_bench_process_that_runs_too_long_is_stopped(catalogue, tmp_path):
 
 def test_a_bench_process_that_dies_without_a_report_is_an_error(catalogue, tmp_path):
     report = bench.bench_drill(
-        catalogue, "t2", "solutions", verify=False, python=_fake_python(tmp_path, "crash")
+        catalogue,
+        "t2",
+        "solutions",
+        verify=False,
+        python=_fake_python(tmp_path, "crash"),
+        gpu=True,
     )
     assert report.status == bench.ERROR and report.rows == []
     assert "exit code 3" in report.message and "Segmentation fault" in report.output

@@ -69,6 +69,9 @@ class Drill:
     coming: bool = False  # listed but not yet playable
     bench: tuple[BenchCase, ...] = field(default_factory=tuple)
     mistakes: tuple[Mistake, ...] = field(default_factory=tuple)
+    # The drill's own perf diagnoses (its known levers, judged by its bench recipe's rules),
+    # beside the ones every drill shares (tutor.bench.rules.PERF_IDS).
+    perf: tuple[Mistake, ...] = field(default_factory=tuple)
 
     @property
     def mistake_ids(self) -> tuple[str, ...]:
@@ -186,6 +189,9 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
     ids = [m.id for m in mistakes]
     if len(set(ids)) != len(ids):
         raise reader.fail(f"{what}: a mistake is listed twice in 'mistakes'", raw)
+    perf = tuple(_mistake(reader, item, what) for item in reader.key(raw, "perf", list, what, []))
+    if len({m.id for m in perf}) != len(perf) or {m.id for m in perf} & set(ids):
+        raise reader.fail(f"{what}: a perf diagnosis is listed twice, or also as a mistake", raw)
     unknown = set(raw) - {
         "id",
         "track",
@@ -196,6 +202,7 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
         "coming",
         "bench",
         "mistakes",
+        "perf",
     }
     if unknown:
         raise reader.fail(f"{what}: unknown key '{sorted(unknown)[0]}'", raw)
@@ -209,6 +216,7 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
         coming=reader.key(raw, "coming", bool, what, False),
         bench=bench,
         mistakes=mistakes,
+        perf=perf,
     )
 
 

@@ -106,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dev_check.add_argument("--json", action="store_true", help="print one JSON object")
     dev_check.add_argument("--jobs", type=int, default=None, help="test runs at once")
+    dev_check.add_argument(
+        "--gpu",
+        action="store_true",
+        help="on a GPU, also bench every slow kernel (perf-*) and the solution: the perf coach",
+    )
     dev_new = dev_sub.add_parser("new", help="write every file of a new drill")
     dev_new.add_argument("id")
     dev_new.add_argument("--track", required=True)
@@ -209,7 +214,8 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         catalogue,
         force_cpu=getattr(args, "cpu", False),
         timeout=args.timeout or DEFAULT_TIMEOUT_S,
-        warm=WarmPool.find(catalogue.paths.state_dir),  # the app's, while it is open
+        # the app's, while it is open
+        warm=WarmPool.find(catalogue.paths.state_dir, cpu=getattr(args, "cpu", False)),
     )
     result = runner.run(drill.id, args.impl)
     coach = Coach(catalogue, store)
@@ -343,6 +349,7 @@ def cmd_solution(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
 
 def cmd_bench(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     from tutor import bench
+    from tutor.warm import WarmPool
 
     drill = _drill(catalogue, args.drill)
     report = bench.bench_drill(
@@ -350,6 +357,7 @@ def cmd_bench(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         drill.id,
         args.impl,
         force_cpu=args.cpu,
+        warm=WarmPool.find(catalogue.paths.state_dir, cpu=args.cpu),  # the app's, while open
         on_progress=lambda line: print(line, file=sys.stderr),  # compiles take a while
     )
     if args.impl == "mine":
@@ -382,15 +390,35 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         )
         return EXIT_OK
     from tutor import devcheck
+    from tutor.gpu import machine_has_gpu
     from tutor.runner import Runner
+    from tutor.warm import WarmPool
 
     for drill_id in args.drills:
         _drill(catalogue, drill_id)
-    runner = Runner(catalogue, force_cpu=getattr(args, "cpu", False))
-    show = None if args.json else (lambda finding: print(finding.line(), flush=True))
-    findings = devcheck.check_course(
-        catalogue, args.drills or None, runner=runner, jobs=args.jobs, on_finding=show
-    )
+    force_cpu = getattr(args, "cpu", False)
+    if args.gpu and (force_cpu or not machine_has_gpu()):
+        raise UsageError("--gpu proves the perf coach on a GPU: there is none here (or --cpu)")
+    warm = WarmPool(catalogue.paths.state_dir, cpu=force_cpu or None)
+    try:
+        warm.ready.wait(timeout=180)  # else the runs simply go cold
+        runner = Runner(catalogue, force_cpu=force_cpu, warm=warm)
+        show = None if args.json else (lambda finding: print(finding.line(), flush=True))
+        findings = devcheck.check_course(
+            catalogue, args.drills or None, runner=runner, jobs=args.jobs, on_finding=show
+        )
+        if args.gpu:
+            from tutor.perfcheck import as_findings, check_perf
+
+            rows = check_perf(
+                catalogue,
+                args.drills or None,
+                warm=warm,
+                on_row=None if show is None else (lambda row: show(*as_findings([row]))),
+            )
+            findings += as_findings(rows)
+    finally:
+        warm.close()
     failed = [f for f in findings if not f.ok]
     if args.json:
         print(json.dumps(devcheck.as_json(findings), indent=2))

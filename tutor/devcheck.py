@@ -10,7 +10,14 @@ For each drill (all playable ones by default):
   `base:` line names (tutor.patches);
 - behaviour, by running the drill's tests on each file: the untouched starter fails as
   `not-started` in every test, the solution passes with no diagnosis, every
-  `<diagnosis>__<variant>.py` gets `<diagnosis>` first, every `correct__<variant>.py` passes.
+  `<diagnosis>__<variant>.py` gets `<diagnosis>` first, every `correct__<variant>.py` passes;
+- the perf coach: every `perf-<perf diagnosis>__<variant>.py` (a correct but slow kernel)
+  passes the tests like a correct variant, names a perf diagnosis the coach knows (one every
+  drill shares, tutor.bench.rules.PERF_IDS, or one the drill declares under `perf:`) with a
+  ladder; every drill with bench shapes has one, every shared perf diagnosis has two across the
+  course. On a GPU (`check_perf`, `tutor dev check --gpu`) each is benched at its case (a
+  `bench-case: N[,M]` line, else the drill's first) and must get its perf diagnosis first, and
+  the solution must get none there.
 
 The same targets and the same judgement serve tests/test_drills.py and scripts/gpu_report.py,
 so "the course is proven" means one thing everywhere.
@@ -33,6 +40,8 @@ from tutor.results import RunResult
 from tutor.runner import Runner
 
 CORRECT = "correct"  # mutants named correct__<variant>.py must pass clean
+PERF = "perf-"  # perf-<perf diagnosis>__<variant>.py: correct, and slow for that reason
+NO_PERF_DIAGNOSIS = "none"  # what the solution must get from the perf coach
 STARTER = "starter"
 SOLUTION = "solution"
 MIN_MUTANTS = 2
@@ -68,9 +77,16 @@ class Finding:
 
 
 def expectation_of(mutant: Path) -> str:
-    """`padding-where__no-where.py` -> "padding-where"; `correct__x.py` -> "pass"."""
+    """`padding-where__no-where.py` -> "padding-where"; `correct__x.py` and the slow but correct
+    `perf-spills__x.py` -> "pass"."""
     diagnosis = mutant.stem.partition("__")[0]
-    return "pass" if diagnosis == CORRECT else diagnosis
+    return "pass" if diagnosis == CORRECT or diagnosis.startswith(PERF) else diagnosis
+
+
+def perf_expectation(mutant: Path) -> str | None:
+    """`perf-spills__huge-block.py` -> "spills"; None for a file that is not a perf mutant."""
+    diagnosis = mutant.stem.partition("__")[0]
+    return diagnosis.removeprefix(PERF) if diagnosis.startswith(PERF) else None
 
 
 def mutants_of(catalogue: Catalogue, drill_id: str) -> list[Path]:
@@ -216,6 +232,7 @@ def content_findings(catalogue: Catalogue, drill: Drill) -> list[Finding]:
                 f"hints/{drill.id}.yaml has a ladder for '{diagnosis}', which the drill does "
                 "not declare in drills.yaml and which is not a generic diagnosis",
             )
+    found += _perf_content(drill, mutants, book)
     for mutant in mutants:
         expected = expectation_of(mutant)
         if expected != "pass" and expected not in declared and expected not in dx.GENERIC_RANKS:
@@ -227,6 +244,71 @@ def content_findings(catalogue: Catalogue, drill: Drill) -> list[Finding]:
         elif expected != "pass" and book.ladders.get(expected) is None:
             rule(mutant.name, False, f"no hint ladder for '{expected}'")
     return found
+
+
+def _perf_content(drill: Drill, mutants: list[Path], book: HintBook) -> list[Finding]:
+    """A drill's perf mutants: each names a perf diagnosis the coach knows, with a ladder; a
+    drill with bench shapes has one; each of the drill's own perf diagnoses has two."""
+    from tutor.bench.rules import PERF_IDS
+
+    found = []
+    slow = [(m, perf_expectation(m)) for m in mutants if perf_expectation(m)]
+    own = {m.id for m in drill.perf}
+    for mutant, expected in slow:
+        if expected not in PERF_IDS and expected not in own:
+            found.append(
+                Finding(
+                    drill.id,
+                    mutant.name,
+                    False,
+                    f"'{expected}' is neither a perf diagnosis every drill shares nor one "
+                    f"{drill.id} declares under 'perf:' in drills.yaml",
+                )
+            )
+        elif book.ladders.get(expected) is None:
+            found.append(Finding(drill.id, mutant.name, False, f"no hint ladder for '{expected}'"))
+    if drill.bench:
+        found.append(
+            Finding(
+                drill.id,
+                "perf mutants",
+                bool(slow),
+                f"{len(slow)} slow but correct kernels (perf-<diagnosis>__<variant>.py; at "
+                "least one)",
+            )
+        )
+    for lever in drill.perf:
+        kernels = [m for m, expected in slow if expected == lever.id]
+        found.append(
+            Finding(
+                drill.id,
+                f"{lever.id} perf mutants",
+                len(kernels) >= MIN_MUTANTS and book.ladders.get(lever.id) is not None,
+                f"{len(kernels)} slow kernels (at least {MIN_MUTANTS}) and "
+                + ("a ladder" if book.ladders.get(lever.id) else "no ladder"),
+            )
+        )
+    return found
+
+
+def perf_course_findings(catalogue: Catalogue) -> list[Finding]:
+    """Across the whole course: two or more slow kernels for each shared perf diagnosis."""
+    from tutor.bench.rules import PERF_IDS
+
+    counts = dict.fromkeys(PERF_IDS, 0)
+    for drill in catalogue.drills:
+        for mutant in mutants_of(catalogue, drill.id):
+            if perf_expectation(mutant) in counts:
+                counts[perf_expectation(mutant)] += 1
+    return [
+        Finding(
+            "course",
+            f"{perf_id} perf mutants",
+            count >= MIN_MUTANTS,
+            f"{count} slow kernels across the course (at least {MIN_MUTANTS})",
+        )
+        for perf_id, count in counts.items()
+    ]
 
 
 def check_course(
@@ -253,6 +335,9 @@ def check_course(
 
     for drill in chosen:
         for finding in content_findings(catalogue, drill):
+            report(finding)
+    if not drill_ids:
+        for finding in perf_course_findings(catalogue):
             report(finding)
     work = [t for drill in chosen for t in targets(catalogue, drill)]
     workers = jobs or max(1, min(4, os.cpu_count() or 1))

@@ -6,6 +6,13 @@ import torch
 import torch.nn.functional as F
 
 from tutor.bench.recipe import Recipe, normal
+from tutor.bench.rules import Case, Finding
+
+# With causal=True half of the scores are masked: a kernel that skips the key blocks above the
+# diagonal takes about 0.55 of its non-causal time at S = 4096 (the reference: 0.56 on an
+# H200); one that visits every block and masks them takes as long as without the mask.
+CAUSAL_SKIPPED = 0.75  # the yardstick's causal / non-causal time below which it skips
+CAUSAL_NOT_SKIPPED = 0.85  # the learner's ratio from which the blocks were not skipped
 
 
 def attention_eager(
@@ -30,6 +37,38 @@ def _attention_flops(s) -> float:
     return flops / 2 if s["causal"] else flops
 
 
+def causal_blocks_not_skipped(case: Case) -> Finding | None:
+    """The causal case costs the learner's kernel about what the non-causal one does, while
+    the yardstick saves close to half: the key blocks above the diagonal are still visited."""
+    if not case.shape.get("causal") or case.baseline is None:
+        return None
+    plain = {**case.shape, "causal": 0}
+    twin = next((c for c in case.others if c.function == case.function and c.shape == plain), None)
+    if twin is None or twin.baseline is None:
+        return None
+    times = (case.mine.time, twin.mine.time, case.baseline.time, twin.baseline.time)
+    if not all(times):
+        return None
+    mine, base = times[0] / times[1], times[2] / times[3]
+    if mine < CAUSAL_NOT_SKIPPED or base > CAUSAL_SKIPPED:
+        return None
+    numbers = {
+        "us": round(times[0], 1),
+        "plain_us": round(times[1], 1),
+        "causal_pct": round(100 * mine),
+        "ref_causal_pct": round(100 * base),
+        "seq_len": case.shape.get("s"),
+    }
+    return Finding(
+        "no-causal-skip",
+        f"with causal=True your kernel takes {numbers['causal_pct']}% of its time without the "
+        f"mask ({numbers['us']} against {numbers['plain_us']} µs), where the reference takes "
+        f"{numbers['ref_causal_pct']}%: it still loads and multiplies the key blocks above the "
+        "diagonal, then masks every score they give.",
+        numbers,
+    )
+
+
 RECIPES = [
     Recipe(
         function="attention",
@@ -40,5 +79,6 @@ RECIPES = [
         flops=_attention_flops,
         target=0.5,  # 50% of F.scaled_dot_product_attention; the rest is taught in "going faster"
         eager=attention_eager,
+        levers=(causal_blocks_not_skipped,),
     ),
 ]

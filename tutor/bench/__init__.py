@@ -28,6 +28,7 @@ from typing import Any
 
 from tutor import progress as p
 from tutor.catalogue import Catalogue
+from tutor.gpu import machine_has_gpu
 from tutor.runner import Runner
 from tutor.states import BackendName
 from tutor.supervisor import (
@@ -87,6 +88,13 @@ class BenchRow:
     max_diff: dict[str, float | None] = field(default_factory=dict)  # against torch eager
     errors: dict[str, str] = field(default_factory=dict)  # implementation -> what went wrong
     notes: list[str] = field(default_factory=list)
+    # The perf coach (tutor.bench.coach): each implementation's launches and GPU kernels, the
+    # yardstick the learner's kernel is judged against, and the perf diagnoses, first first.
+    facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    yardstick: str | None = None
+    perf_ratio: float | None = None  # the learner's GPU time over the yardstick's
+    perf: list[dict[str, Any]] = field(default_factory=list)  # {"id", "text", "numbers"}
+    perf_verdict: str | None = None  # the first perf diagnosis, or "at-reference"
 
     @property
     def short_label(self) -> str:
@@ -110,6 +118,7 @@ class BenchReport:
     launch_us: float | None = None  # an empty Triton kernel, do_bench median
     launch_graph_us: float | None = None  # the same in a CUDA graph
     l2_flush: bool | None = None
+    limits: dict[str, Any] = field(default_factory=dict)  # the card (tutor.bench.facts)
     rows: list[BenchRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     tests_status: str = ""  # how the drill's tests ended before timing ("" = not run)
@@ -141,14 +150,20 @@ def bench_drill(
     on_progress: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
     python: str = sys.executable,
+    warm=None,
+    gpu: bool | None = None,
 ) -> BenchReport:
     """Check the drill's tests, then time its bench cases on the GPU in a child process.
 
+    - `runner` runs the tests; its warm process (`warm`, when not given) also forks the bench
+      process, so neither pays for importing torch (torch.compile keeps its fresh processes).
     - `verify=False` skips the tests (the caller has just run them).
     - `compile=False` skips torch.compile (its compiles take most of the time).
     - `cases`: case numbers (from 0) or function names; all when None.
     - `on_progress` gets each line the bench process prints, as it comes.
     - `cancel`: when set, the test run or the bench process is killed with its group.
+    - `gpu`: whether this machine has a GPU (None: ask NVML, tutor.gpu). Without one, or with
+      `force_cpu`, the report says at once that timing needs a GPU, and runs nothing.
     """
     started = time.monotonic()
     drill = catalogue.drill(drill_id)
@@ -159,9 +174,17 @@ def bench_drill(
         report.status = NO_CASES
         report.message = f"drills.yaml lists no bench shapes for {drill_id}"
         return report
-    ran_on_cpu = force_cpu
+    if force_cpu or not (machine_has_gpu() if gpu is None else gpu):
+        report.status = NO_GPU
+        report.message = CPU_EXPLANATION.format(drill=drill_id)
+        if force_cpu:
+            report.message += " (--cpu was given.)"
+        return report
+    ran_on_cpu = False
+    if warm is None and runner is not None:
+        warm = getattr(runner, "warm", None)
     if verify:
-        runner = runner or Runner(catalogue, force_cpu=force_cpu)
+        runner = runner or Runner(catalogue, force_cpu=force_cpu, warm=warm)
         result = runner.run(drill_id, impl, cancel=cancel)
         report.tests_status, report.diagnoses = result.status, list(result.diagnoses)
         if not result.passed:
@@ -175,17 +198,25 @@ def bench_drill(
             report.duration = round(time.monotonic() - started, 2)
             return report
         ran_on_cpu = result.backend == CPU_BACKEND
-    if ran_on_cpu:
+    if ran_on_cpu:  # torch saw no GPU after all (a driver problem, CUDA_VISIBLE_DEVICES)
         report.status = NO_GPU
-        report.message = (
-            "The tests pass on the CPU interpreter. " if verify else ""
-        ) + CPU_EXPLANATION.format(drill=drill_id)
-        if force_cpu:
-            report.message += " (--cpu was given.)"
+        report.message = "The tests pass on the CPU interpreter. " + CPU_EXPLANATION.format(
+            drill=drill_id
+        )
         report.duration = round(time.monotonic() - started, 2)
         return report
     _run_child(
-        report, catalogue, drill_id, impl_path, compile, cases, timeout, on_progress, python, cancel
+        report,
+        catalogue,
+        drill_id,
+        impl_path,
+        compile,
+        cases,
+        timeout,
+        on_progress,
+        python,
+        cancel,
+        warm,
     )
     report.duration = round(time.monotonic() - started, 2)
     return report
@@ -202,6 +233,7 @@ def _run_child(
     on_progress: Callable[[str], None] | None,
     python: str,
     cancel: threading.Event | None = None,
+    warm=None,
 ) -> None:
     root = catalogue.paths.root
     with tempfile.TemporaryDirectory(prefix="tutor-bench-") as tmp:
@@ -223,13 +255,18 @@ def _run_child(
             cmd.append("--no-compile")
         if cases:
             cmd += ["--cases", ",".join(str(c) for c in cases)]
-        env = dict(os.environ, PYTHONUNBUFFERED="1", PYTHONDONTWRITEBYTECODE="1")
+        env = dict(
+            os.environ,
+            PYTHONUNBUFFERED="1",
+            PYTHONDONTWRITEBYTECODE="1",
+            **catalogue.paths.kernel_cache_env(),
+        )
         env.pop("TRITON_INTERPRET", None)  # timings need the real GPU
         package_parent = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(
             [package_parent] + [x for x in env.get("PYTHONPATH", "").split(os.pathsep) if x]
         )
-        returncode, ended, output = _run_group(cmd, root, env, timeout, on_progress, cancel)
+        returncode, ended, output = _run_group(cmd, root, env, timeout, on_progress, cancel, warm)
         data = _read(out)
     if data:
         _merge(report, data)
@@ -267,6 +304,7 @@ def _run_group(
     timeout: float,
     on_progress: Callable[[str], None] | None,
     cancel: threading.Event | None = None,
+    warm=None,
 ) -> tuple[int, str, str]:
     """Run the bench child under the supervisor, passing each line it prints to `on_progress`."""
     lines: list[str] = []
@@ -280,7 +318,9 @@ def _run_group(
             if on_progress is not None:
                 on_progress(line)
 
-    ended = supervise(cmd, cwd=cwd, env=env, timeout=timeout, cancel=cancel, on_output=output)
+    ended = supervise(
+        cmd, cwd=cwd, env=env, timeout=timeout, cancel=cancel, on_output=output, warm=warm
+    )
     if partial[0]:
         output(b"\n")
     if ended.how == NOT_STARTED:
@@ -307,6 +347,7 @@ def _merge(report: BenchReport, data: dict[str, Any]) -> None:
         "launch_us",
         "launch_graph_us",
         "l2_flush",
+        "limits",
     ):
         if data.get(key) is not None:
             setattr(report, key, data[key])
@@ -339,6 +380,11 @@ def row_from_child(raw: dict[str, Any], copy_gbps: float | None) -> BenchRow:
         max_diff=dict(raw.get("max_diff", {})),
         errors=dict(raw.get("errors", {})),
         notes=list(raw.get("notes", [])),
+        facts=dict(raw.get("facts", {})),
+        yardstick=raw.get("yardstick"),
+        perf_ratio=raw.get("perf_ratio"),
+        perf=list(raw.get("perf", [])),
+        perf_verdict=raw.get("perf_verdict"),
     )
     row.flops = raw.get("flops")
     row.target = raw.get("target")

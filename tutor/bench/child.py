@@ -46,6 +46,7 @@ ERROR = "error"
 RUNNING = "running"
 
 IMPLS = ("mine", "reference", "eager")  # timed in this process, in this order, per case
+FACTS_OF = ("mine", "reference", "eager")  # whose launches and kernels the perf coach reads
 ISOLATED_TIMEOUT_S = 300.0  # one torch.compile of one shape, in its own process
 SHOWN = {
     "mine": "your kernel",
@@ -121,6 +122,9 @@ def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
     paths = CoursePaths(find_root(args.root))
     drill = load_catalogue(paths).drill(args.drill)
     report.update(_device_info())
+    from tutor.bench.facts import device_limits
+
+    report["limits"] = device_limits()
     report["l2_flush"] = _do_bench_flushes()
     if not report["l2_flush"]:
         report["notes"].append(
@@ -211,6 +215,10 @@ def bench_cases(
         if not _cuda_healthy():
             report["notes"].append("the GPU reported an error; later cases were skipped")
             break
+    from tutor.bench.coach import coach_rows
+
+    coach_rows(report, {name: recipe.levers for name, recipe in recipes.items()})
+    _write(out, report)
     if any("mine" in row["us"] for row in report["rows"]):
         report["status"] = TIMED
     else:
@@ -445,6 +453,7 @@ def _bench_case(
         "max_diff": {},
         "errors": {},
         "notes": [],
+        "facts": {},  # per implementation: its launches' compile facts and its GPU kernels
     }
     base = op.inputs(case.shape, case.dtype, DEVICE)
     fns = _implementations(op, modules, case.function, row)
@@ -483,7 +492,7 @@ def _bench_case(
         else:
             row["errors"]["compile"] = compiled.get("error") or "no time"
     if report.get("reference_is_impl"):
-        for table in (row["us"], row["graph_us"]):
+        for table in (row["us"], row["graph_us"], row["facts"]):
             if "mine" in table:
                 table["reference"] = table["mine"]
     del base, expected
@@ -564,6 +573,14 @@ def _time_one(
                 f"{SHOWN[name]} differs from torch eager at this shape (max |diff| {diff:.3g})"
             )
     del fresh, returned
+    if name in FACTS_OF:
+        from tutor.bench.facts import call_facts
+
+        # Inputs made beforehand: the profiler would count the copies as the call's kernels.
+        pair = [clone_inputs(base) for _ in range(2)]
+        turn = iter(range(2))
+        row["facts"][name] = call_facts(lambda: fn(*pair[next(turn) % 2]))
+        del pair
     copies = IN_PLACE_SETS if op.in_place else 1
     sets = [clone_inputs(base) for _ in range(copies)]
     counter = iter(range(1 << 62))

@@ -18,6 +18,8 @@ It is course content, loaded by the bench process (which has torch) like the lea
 - `eager` has the drill function's signature: the yardstick, and what torch.compile compiles;
 - `in_place`: indices of the arguments the function writes (its results, for the comparison);
 - `compared`: how many returned tensors to compare with eager's (layer_norm: y, not its stats);
+- `levers`: the drill's own perf rules, `rule(case) -> Finding | None` on the facts of
+  tutor.bench.rules (t4's second read, m3's causal blocks): checked before the common rules;
 - `target`: what the reference should reach at large shapes: a percentage of the card's copy
   bandwidth for memory-bound functions (85 when not given), or, with `flops`, the share of torch
   eager's speed (0.8 for a matmul against cuBLAS).
@@ -67,6 +69,7 @@ class Recipe:
     compared: int | None = None  # returned tensors compared with eager's (None: all)
     rows_key: str | None = None  # the dim that counts rows (tokens), for "decode-sized"
     target: float | None = None  # see the module docstring
+    levers: tuple[Callable[..., Any], ...] = ()  # the drill's own perf rules (tutor.bench.rules)
 
     def checked(self, shape: Shape) -> Shape:
         if set(shape) != set(self.dims):

@@ -1,0 +1,472 @@
+"""The perf coach's judgement: why a correct kernel is slower than its yardstick, from the facts.
+
+    findings = diagnose(case)          # case: a Case, built from one bench row's facts
+    findings[0].id, findings[0].text   # "spills", "your kernel keeps 96 values per thread ..."
+
+A perf diagnosis is named like a mistake, and claimed only with evidence: the compile facts of
+every launch (registers, spills, shared memory, warps; tutor.bench.facts), what they allow on
+the card (tutor.bench.occupancy), the kernels each call ran (the profiler), and the measured
+times (GPU time per call in a CUDA graph, and the per-call time that adds the host's launch
+cost). Nothing here reads source text or times anything: these are pure functions of recorded
+facts, so they are tested on the CPU with facts recorded on an H200.
+
+The yardstick is the reference solution when the learner's file is timed beside it, and torch
+eager when the file is the reference itself. Every rule first needs the kernel to be slower
+than the yardstick by SLOWER (GPU time); then the most specific evidence comes first:
+
+    spills, no-tensor-cores, host-bound, extra-launches, small-tiles, small-blocks,
+    too-few-programs, low-occupancy, extra-traffic
+
+(a call that launches far more kernels than its yardstick is explained by that before the
+shape of any one launch is)
+and a drill may add rules of its own (its recipe's `levers`, tutor.bench.recipe). A kernel as
+fast as the yardstick is `at-reference`, with no diagnosis; one slower with none of the
+evidence gets `slower`, which says where its time goes instead of guessing why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tutor.bench.occupancy import Fit, occupancy
+
+SLOWER = 1.15  # GPU time over the yardstick's before anything is claimed (runs vary ~3%)
+AT_REFERENCE = "at-reference"
+SLOWER_ID = "slower"
+PERF_IDS = (
+    "spills",
+    "no-tensor-cores",
+    "host-bound",
+    "extra-launches",
+    "small-tiles",
+    "small-blocks",
+    "too-few-programs",
+    "low-occupancy",
+    "extra-traffic",
+)
+HOST_RATIO = 1.5  # per-call time over GPU time: the host, not the GPU, sets the pace
+HOST_EXCESS_US = 3.0
+TILE_SHRINK = 4  # FLOPs per program a quarter of the yardstick's or less: small tiles
+BLOCK_SHRINK = 8  # bytes per program an eighth of the yardstick's or less: small blocks
+SMALL_BLOCK_BYTES = 16 * 1024
+LOW_OCCUPANCY = 0.25  # resident warps over the SM's 64, at or below which latency shows
+EXTRA_SHARE = 0.1  # kernels beyond the yardstick's that take this share of the GPU time
+TRAFFIC_RATIO = 1.3  # time at copy bandwidth implies this many times the fewest bytes
+
+
+@dataclass
+class Side:
+    """One implementation's facts at one bench case."""
+
+    name: str  # "your kernel", "the reference", "torch eager"
+    us: float | None = None  # per-call time (do_bench median): GPU time plus the host's cost
+    graph_us: float | None = None  # GPU time per call (CUDA-graph replay)
+    launches: list[dict[str, Any]] = field(default_factory=list)  # Triton launches
+    kernels: list[dict[str, Any]] = field(default_factory=list)  # every GPU kernel (profiler)
+
+    @property
+    def time(self) -> float | None:
+        """The GPU time when it was measured, else the per-call time."""
+        return self.graph_us if self.graph_us is not None else self.us
+
+    def gpu_us(self, kernel: str) -> float:
+        return sum(k.get("us") or 0.0 for k in self.kernels if k.get("name") == kernel)
+
+    @property
+    def busy_us(self) -> float | None:
+        """GPU time per call: from the CUDA graph, else the profiled kernels' sum (a call that
+        synchronises cannot be captured in a graph)."""
+        if self.graph_us is not None:
+            return self.graph_us
+        return sum(k.get("us") or 0.0 for k in self.kernels) or None
+
+    @property
+    def main(self) -> dict[str, Any] | None:
+        """The launch that took the most GPU time (the most programs where times are unknown)."""
+        if not self.launches:
+            return None
+        return max(
+            self.launches,
+            key=lambda launch: (self.gpu_us(launch.get("kernel", "")), launch.get("programs", 0)),
+        )
+
+    @property
+    def launch_count(self) -> int:
+        """Kernels per call: every GPU kernel when the profiler saw them, else Triton's."""
+        return len(self.kernels) if self.kernels else len(self.launches)
+
+
+@dataclass
+class Case:
+    """Everything the rules know about one bench case."""
+
+    label: str
+    mine: Side
+    baseline: Side | None
+    limits: dict[str, Any]
+    bytes: int = 0  # the fewest bytes the op must move
+    flops: float | None = None  # for compute-bound functions
+    decode: bool = False
+    copy_gbps: float | None = None
+    launch_us: float | None = None
+    launch_graph_us: float | None = None
+    shape: dict[str, int] = field(default_factory=dict)
+    function: str = ""
+    others: list[Case] = field(default_factory=list)  # the drill's other cases (same report)
+
+    def fit(self, side: Side) -> Fit | None:
+        main = side.main
+        return occupancy(main, self.limits) if main else None
+
+    @property
+    def ratio(self) -> float | None:
+        """The learner's GPU time over the yardstick's (2.0: twice as slow)."""
+        if self.baseline is None:
+            return None
+        mine, base = self.mine.time, self.baseline.time
+        return mine / base if mine and base else None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One perf diagnosis and the numbers that prove it (the hints quote them)."""
+
+    id: str
+    text: str  # one or two sentences for the learner, with their numbers
+    numbers: dict[str, Any] = field(default_factory=dict)
+
+
+Rule = Callable[[Case], "Finding | None"]
+
+
+def diagnose(case: Case, levers: tuple[Rule, ...] = ()) -> list[Finding]:
+    """Every perf diagnosis the evidence supports, most specific first; [] when none is due.
+
+    `levers` are the drill's own rules (checked first: they name the drill's known lever).
+    """
+    ratio = case.ratio
+    if ratio is None or ratio < SLOWER:
+        return []
+    found = [f for rule in (*levers, *RULES) if (f := rule(case)) is not None]
+    return found or [_slower(case)]
+
+
+def verdict(case: Case, findings: list[Finding]) -> str:
+    """The first diagnosis, or `at-reference` when the kernel is as fast as its yardstick."""
+    return findings[0].id if findings else AT_REFERENCE
+
+
+# ---- the rules ----------------------------------------------------------------------------------
+
+
+def _common(case: Case) -> dict[str, Any]:
+    base = case.baseline
+    return {
+        "us": _round(case.mine.time),
+        "ref_us": _round(base.time if base else None),
+        "ratio": _round(case.ratio, 2),
+        "yardstick": base.name if base else "",
+    }
+
+
+def spills(case: Case) -> Finding | None:
+    main = case.mine.main
+    if not main or not main.get("n_spills"):
+        return None
+    base_main = case.baseline.main if case.baseline else None
+    if base_main and (base_main.get("n_spills") or 0) >= main["n_spills"]:
+        return None
+    numbers = {
+        **_common(case),
+        "kernel": main.get("kernel"),
+        "n_spills": main["n_spills"],
+        "spill_bytes": main["n_spills"] * 4,
+        "n_regs": main.get("n_regs"),
+        "num_warps": main.get("num_warps"),
+        "ref_spills": base_main.get("n_spills") if base_main else None,
+    }
+    return Finding(
+        "spills",
+        f"{numbers['kernel']} spills: each thread keeps {numbers['spill_bytes']} bytes in local "
+        f"memory (slow DRAM behind the L1) because {numbers['n_regs']} registers at "
+        f"{numbers['num_warps']} warps could not hold its values.",
+        numbers,
+    )
+
+
+def no_tensor_cores(case: Case) -> Finding | None:
+    main = case.mine.main
+    if not case.flops or not main or main.get("tensor_cores") is not False:
+        return None
+    base_main = case.baseline.main if case.baseline else None
+    if base_main and base_main.get("tensor_cores") is False:
+        return None  # the yardstick has none either: not what makes the difference
+    numbers = {**_common(case), "kernel": main.get("kernel"), "tflops": _tflops(case)}
+    return Finding(
+        "no-tensor-cores",
+        f"{numbers['kernel']} has no tensor-core instruction (no mma in its PTX): its "
+        f"multiply-adds run on the ordinary FP32 units, at {numbers['tflops']} TFLOP/s.",
+        numbers,
+    )
+
+
+def small_tiles(case: Case) -> Finding | None:
+    mine, base = case.mine.main, case.baseline.main if case.baseline else None
+    if not case.flops or not mine or not base or not mine.get("tensor_cores"):
+        return None
+    per, base_per = case.flops / max(mine["programs"], 1), case.flops / max(base["programs"], 1)
+    if per * TILE_SHRINK > base_per:
+        return None
+    numbers = {
+        **_common(case),
+        "kernel": mine.get("kernel"),
+        "programs": mine["programs"],
+        "ref_programs": base["programs"],
+        "tile_ratio": round(base_per / per, 1),
+    }
+    return Finding(
+        "small-tiles",
+        f"{numbers['kernel']} splits the output into {mine['programs']} tiles where the "
+        f"reference uses {base['programs']}: each tile does {numbers['tile_ratio']}x less "
+        "work, so it reloads its inputs that much more often for each multiply-add.",
+        numbers,
+    )
+
+
+def small_blocks(case: Case) -> Finding | None:
+    mine, base = case.mine.main, case.baseline.main if case.baseline else None
+    if case.flops or case.decode or not case.bytes or not mine or not base:
+        return None
+    per, base_per = case.bytes / max(mine["programs"], 1), case.bytes / max(base["programs"], 1)
+    if per >= SMALL_BLOCK_BYTES or per * BLOCK_SHRINK > base_per:
+        return None
+    numbers = {
+        **_common(case),
+        "kernel": mine.get("kernel"),
+        "programs": mine["programs"],
+        "ref_programs": base["programs"],
+        "bytes_per_program": round(per),
+        "ref_bytes_per_program": round(base_per),
+    }
+    return Finding(
+        "small-blocks",
+        f"{numbers['kernel']} launches {mine['programs']} programs that move about "
+        f"{_size(per)} each (the reference: {base['programs']} of {_size(base_per)}): "
+        "starting a program, computing its offsets and its masks costs as much as the bytes.",
+        numbers,
+    )
+
+
+def too_few_programs(case: Case) -> Finding | None:
+    main, fit = case.mine.main, case.fit(case.mine)
+    if not main or fit is None or fit.programs_per_sm == 0:
+        return None
+    base_fit = case.fit(case.baseline) if case.baseline else None
+    numbers = {
+        **_common(case),
+        "kernel": main.get("kernel"),
+        "programs": fit.programs,
+        "sms": fit.sms,
+        "programs_per_sm": fit.programs_per_sm,
+        "waves": fit.waves,
+        "last_wave_pct": round(100 * fit.last_wave_fill),
+        "ref_programs": base_fit.programs if base_fit else None,
+    }
+    if fit.programs < fit.sms and (base_fit is None or base_fit.programs >= fit.sms):
+        return Finding(
+            "too-few-programs",
+            f"{numbers['kernel']} launches {fit.programs} programs for {fit.sms} SMs: "
+            f"{fit.sms - fit.programs} SMs have nothing to do.",
+            numbers,
+        )
+    tail = 1 <= fit.full_waves and fit.waves < 3 and fit.last_wave_fill < 0.5
+    base_tail = base_fit is not None and base_fit.waves < 3 and base_fit.last_wave_fill < 0.5
+    if tail and not base_tail and fit.programs_per_sm * fit.sms * fit.full_waves != fit.programs:
+        return Finding(
+            "too-few-programs",
+            f"{numbers['kernel']}'s {fit.programs} programs fill {fit.full_waves} wave(s) of "
+            f"{fit.sms * fit.programs_per_sm} and then a last wave only "
+            f"{numbers['last_wave_pct']}% full: that wave takes as long as a full one.",
+            numbers,
+        )
+    return None
+
+
+def low_occupancy(case: Case) -> Finding | None:
+    main, fit = case.mine.main, case.fit(case.mine)
+    if not main or fit is None or fit.programs < fit.sms:
+        return None  # fewer programs than SMs is too-few-programs' to name
+    warps = fit.resident_warps
+    if warps > LOW_OCCUPANCY * fit.max_warps_per_sm:
+        return None
+    base_fit = case.fit(case.baseline) if case.baseline else None
+    if base_fit is None or base_fit.resident_warps < 2 * warps:
+        return None  # the yardstick runs as few warps: not what makes the difference
+    by_grid = fit.programs < fit.sms * fit.programs_per_sm
+    numbers = {
+        **_common(case),
+        "kernel": main.get("kernel"),
+        "programs_per_sm": fit.programs_per_sm,
+        "warps_per_sm": warps,
+        "ref_warps_per_sm": base_fit.resident_warps,
+        "limiter": "the grid" if by_grid else fit.limiter,
+        "n_regs": main.get("n_regs"),
+        "num_warps": main.get("num_warps"),
+        "shared_kb": round((main.get("shared") or 0) / 1024, 1),
+        "occupancy_pct": round(100 * warps / fit.max_warps_per_sm),
+    }
+    why = (
+        f"the grid gives each SM about {fit.programs / fit.sms:.1f} program(s)"
+        if by_grid
+        else f"only {fit.programs_per_sm} program(s) fit, limited by {fit.limiter}"
+    )
+    return Finding(
+        "low-occupancy",
+        f"{numbers['kernel']} keeps {warps} warps on an SM where {base_fit.resident_warps} run "
+        f"for the yardstick (of {fit.max_warps_per_sm}): {why}, at {numbers['num_warps']} warps "
+        "each, too few to keep enough loads in flight.",
+        numbers,
+    )
+
+
+def host_bound(case: Case) -> Finding | None:
+    mine, base = case.mine, case.baseline
+    busy = mine.busy_us
+    if mine.us is None or busy is None:
+        return None
+    overhead = mine.us - busy
+    if mine.us < HOST_RATIO * busy or overhead < HOST_EXCESS_US:
+        return None
+    base_busy = base.busy_us if base is not None else None
+    if base is not None and base.us is not None and base_busy is not None:
+        if base.us - base_busy >= overhead / 2:
+            return None  # the yardstick pays the same: the shape is launch-bound, not the code
+    syncs = [k["name"] for k in mine.kernels if "memcpy" in k["name"].lower()]
+    numbers = {
+        **_common(case),
+        "call_us": _round(mine.us),
+        "gpu_us": _round(busy),
+        "host_us": _round(overhead),
+        "launches": mine.launch_count,
+        "copies": len(syncs),
+        "launch_us": _round(case.launch_us),
+    }
+    return Finding(
+        "host-bound",
+        f"each call takes {numbers['call_us']} µs but keeps the GPU busy for only "
+        f"{numbers['gpu_us']} µs: {numbers['host_us']} µs go to Python and launching "
+        f"({numbers['launches']} kernels per call"
+        + (f", {len(syncs)} copies between host and GPU" if syncs else "")
+        + ").",
+        numbers,
+    )
+
+
+def extra_launches(case: Case) -> Finding | None:
+    mine, base = case.mine, case.baseline
+    if base is None or mine.launch_count <= base.launch_count:
+        return None
+    base_names = [k["name"] for k in base.kernels]
+    extra = [k for k in mine.kernels if not _take(base_names, k["name"])]
+    extra_time = sum(k.get("us") or 0.0 for k in extra)
+    busy = mine.busy_us or 0.0
+    if mine.launch_count < 2 * base.launch_count and extra_time < EXTRA_SHARE * busy:
+        return None  # one more tiny kernel is not what makes it slow
+    shown = ", ".join(f"{_kernel_name(k['name'])} ({k['us']:.1f} µs)" for k in extra[:4])
+    numbers = {
+        **_common(case),
+        "launches": mine.launch_count,
+        "ref_launches": base.launch_count,
+        "extra_kernels": shown,
+        "extra_us": _round(extra_time),
+    }
+    return Finding(
+        "extra-launches",
+        f"each call runs {mine.launch_count} kernels where {base.name} runs "
+        f"{base.launch_count}" + (f": also {shown}" if shown else "") + ".",
+        numbers,
+    )
+
+
+def extra_traffic(case: Case) -> Finding | None:
+    if case.flops or case.decode or not case.bytes or not case.copy_gbps:
+        return None
+    gpu = case.mine.graph_us or case.mine.us
+    if not gpu:
+        return None
+    implied = case.copy_gbps * 1e9 * gpu * 1e-6
+    if implied < TRAFFIC_RATIO * case.bytes:
+        return None
+    numbers = {
+        **_common(case),
+        "implied_mb": round(implied / 2**20, 1),
+        "fewest_mb": round(case.bytes / 2**20, 1),
+        "traffic_ratio": round(implied / case.bytes, 2),
+        "pct_copy": round(100 * case.bytes / implied),
+    }
+    return Finding(
+        "extra-traffic",
+        f"in {numbers['us']} µs the card can move {numbers['implied_mb']} MB; this op needs "
+        f"only {numbers['fewest_mb']} MB ({numbers['pct_copy']}% of copy bandwidth), and "
+        "nothing in the compile facts explains the gap: the kernel likely moves more bytes "
+        "than it must (an input read twice, a strided read, an fp32 round trip).",
+        numbers,
+    )
+
+
+def _slower(case: Case) -> Finding:
+    numbers = _common(case)
+    mine = ", ".join(f"{_kernel_name(k['name'])} {k['us']:.1f} µs" for k in case.mine.kernels[:4])
+    numbers["kernels"] = mine
+    return Finding(
+        SLOWER_ID,
+        f"{numbers['ratio']}x the time of {numbers['yardstick']}, and the compile facts show "
+        "no cause: no spills, the same occupancy and launches."
+        + (f" Where the time goes: {mine}." if mine else ""),
+        numbers,
+    )
+
+
+RULES: tuple[Rule, ...] = (
+    spills,
+    no_tensor_cores,
+    host_bound,
+    extra_launches,
+    small_tiles,
+    small_blocks,
+    too_few_programs,
+    low_occupancy,
+    extra_traffic,
+)
+
+
+# ---- small helpers ------------------------------------------------------------------------------
+
+
+def _take(names: list[str], name: str) -> bool:
+    """Remove one `name` from `names` (a kernel both sides run); False if it was not there."""
+    if name in names:
+        names.remove(name)
+        return True
+    return False
+
+
+def _kernel_name(name: str) -> str:
+    """`void at::native::elementwise_kernel<...>(...)` -> `elementwise_kernel` (torch's)."""
+    head = name.split("(")[0].split("<")[0].strip()
+    return head.split("::")[-1].removeprefix("void ").strip() or name[:40]
+
+
+def _tflops(case: Case) -> float | None:
+    gpu = case.mine.time
+    return round(case.flops / (gpu * 1e-6) / 1e12, 1) if case.flops and gpu else None
+
+
+def _size(nbytes: float) -> str:
+    return f"{nbytes / 1024:.1f} KB" if nbytes >= 1024 else f"{nbytes:.0f} B"
+
+
+def _round(value: float | None, digits: int = 1) -> float | None:
+    return None if value is None else round(value, digits)
