@@ -142,8 +142,8 @@ class Row:
     drill: str
     backend: str
     cold_check_s: float
-    borrowed_check_s: float
-    cold_run_s: float
+    borrowed_check_s: float | None  # None with --quick
+    cold_run_s: float | None  # None with --quick
     warm_run_s: float
     first_verdict_s: float
     app_save_to_first_verdict_s: float | None
@@ -156,8 +156,10 @@ def measure(course: CoursePaths, drill_id: str, pool: WarmPool, cpu: bool, args)
     warm = Runner(catalogue, force_cpu=cpu, warm=pool)
     timed_run(warm, drill_id)  # compiles the kernels into the course's cache (GPU)
     check = [check_time(course, drill_id, cold=True, cpu=cpu) for _ in range(args.repeats)]
-    borrowed = [check_time(course, drill_id, cold=False, cpu=cpu) for _ in range(args.repeats)]
-    runs = [timed_run(cold, drill_id)[0] for _ in range(args.repeats)]
+    borrowed = runs = None
+    if not args.quick:
+        borrowed = [check_time(course, drill_id, cold=False, cpu=cpu) for _ in range(args.repeats)]
+        runs = [timed_run(cold, drill_id)[0] for _ in range(args.repeats)]
     warms = [timed_run(warm, drill_id) for _ in range(args.repeats)]
     assert all(was_warm for *_, was_warm in warms), f"{drill_id}: a run went cold"
     app_first = app_passed = None
@@ -173,8 +175,8 @@ def measure(course: CoursePaths, drill_id: str, pool: WarmPool, cpu: bool, args)
         drill_id,
         "cpu" if cpu else "cuda",
         statistics.median(check),
-        statistics.median(borrowed),
-        statistics.median(runs),
+        statistics.median(borrowed) if borrowed else None,
+        statistics.median(runs) if runs else None,
         statistics.median(t for t, _, _ in warms),
         statistics.median(f for _, f, _ in warms),
         app_first,
@@ -190,6 +192,11 @@ def main() -> int:
     parser.add_argument("--out", default=None, help="the Markdown report to write")
     parser.add_argument("--json", default=None, help="the JSON rows to write")
     parser.add_argument("--no-app", action="store_true", help="skip the app's save -> verdict")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="skip the check borrowing the warm process and the cold run (the cold check stays)",
+    )
     args = parser.parse_args()
     cpu = (args.backend or ("cuda" if machine_has_gpu() else "cpu")) == "cpu"
     with tempfile.TemporaryDirectory(prefix="tutor-feedback-") as tmp:
@@ -245,8 +252,8 @@ def render(rows: list[Row], repeats: int, cpu: bool, facts: dict) -> str:
     for row in rows:
         app = row.app_save_to_passed_s
         lines.append(
-            f"| {row.drill} | {row.cold_check_s:.2f} | {row.borrowed_check_s:.2f} | "
-            f"{row.cold_run_s:.2f} | {row.warm_run_s:.2f} | {row.first_verdict_s:.2f} | "
+            f"| {row.drill} | {row.cold_check_s:.2f} | {_s(row.borrowed_check_s)} | "
+            f"{_s(row.cold_run_s)} | {row.warm_run_s:.2f} | {row.first_verdict_s:.2f} | "
             f"{_s(row.app_save_to_first_verdict_s)} | {_s(app)} | "
             + (f"{app / row.cold_check_s:.2f} |" if app else "— |")
         )

@@ -215,6 +215,7 @@ def bench_cases(
         if not _cuda_healthy():
             report["notes"].append("the GPU reported an error; later cases were skipped")
             break
+    _read_facts(report, cases, recipes, modules)
     from tutor.bench.coach import coach_rows
 
     coach_rows(report, {name: recipe.levers for name, recipe in recipes.items()})
@@ -227,6 +228,40 @@ def bench_cases(
         report["message"] = "your file could not be timed: " + (
             errors[0] if errors else "; ".join(report["notes"]) or "no bench case ran"
         )
+
+
+def _read_facts(report: dict[str, Any], cases: list, recipes: dict, modules: dict) -> None:
+    """Each timed implementation's launch facts and profiled kernels, case by case.
+
+    Read after every case is timed: the profiler (CUPTI) stays hooked into the process once
+    used, and the launches timed after it would pay for that.
+    """
+    import torch
+
+    from tutor.bench.facts import call_facts
+    from tutor.bench.recipe import clone_inputs
+
+    rows = {row["label"]: row for row in report["rows"]}
+    for case in cases:
+        row, op = rows.get(case.label), recipes.get(case.function)
+        if row is None or op is None or not _cuda_healthy():
+            continue
+        try:
+            base = op.inputs(case.shape, case.dtype, DEVICE)
+            fns = _implementations(op, modules, case.function, {"errors": {}})
+            for name in FACTS_OF:
+                if name not in row["us"] or name not in fns:
+                    continue
+                # Inputs made beforehand: the profiler would count their copies as the call's.
+                pair = [clone_inputs(base) for _ in range(2)]
+                turn = iter(range(2))
+                row["facts"][name] = call_facts(lambda f=fns[name]: f(*pair[next(turn) % 2]))
+            if report.get("reference_is_impl") and "mine" in row["facts"]:
+                row["facts"]["reference"] = row["facts"]["mine"]
+            del base
+            torch.cuda.empty_cache()
+        except Exception as exc:  # noqa: BLE001 - facts are evidence; the times stand
+            row["notes"].append(f"launch facts not read: {_short(exc)}")
 
 
 def _select(cases: tuple, wanted: str | None) -> list:
@@ -492,7 +527,7 @@ def _bench_case(
         else:
             row["errors"]["compile"] = compiled.get("error") or "no time"
     if report.get("reference_is_impl"):
-        for table in (row["us"], row["graph_us"], row["facts"]):
+        for table in (row["us"], row["graph_us"]):
             if "mine" in table:
                 table["reference"] = table["mine"]
     del base, expected
@@ -573,14 +608,6 @@ def _time_one(
                 f"{SHOWN[name]} differs from torch eager at this shape (max |diff| {diff:.3g})"
             )
     del fresh, returned
-    if name in FACTS_OF:
-        from tutor.bench.facts import call_facts
-
-        # Inputs made beforehand: the profiler would count the copies as the call's kernels.
-        pair = [clone_inputs(base) for _ in range(2)]
-        turn = iter(range(2))
-        row["facts"][name] = call_facts(lambda: fn(*pair[next(turn) % 2]))
-        del pair
     copies = IN_PLACE_SETS if op.in_place else 1
     sets = [clone_inputs(base) for _ in range(copies)]
     counter = iter(range(1 << 62))
