@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     hint = sub.add_parser("hint", help="reveal the next hint stage for a drill")
     hint.add_argument("drill")
+    hint.add_argument(
+        "--perf", action="store_true", help="the next stage of the perf coach's hint (tutor bench)"
+    )
     prog = sub.add_parser("progress", help="show progress (works offline, no GPU needed)")
     prog.add_argument("--json", action="store_true")
     reset = sub.add_parser("reset", help="restore the starter file (keeps a backup)")
@@ -280,9 +283,14 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
 
 
 def cmd_hint(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
-    from tutor.report import format_hint
+    from tutor.report import format_hint, format_perf_hint
 
     drill = _drill(catalogue, args.drill)
+    if args.perf:
+        from tutor.perf_coach import PerfCoach
+
+        print(format_perf_hint(PerfCoach(catalogue, store).reveal_next(drill.id), drill.id))
+        return EXIT_OK
     print(format_hint(Coach(catalogue, store).reveal_next(drill.id), drill.id))
     return EXIT_OK
 
@@ -360,12 +368,20 @@ def cmd_bench(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         warm=WarmPool.find(catalogue.paths.state_dir, cpu=args.cpu),  # the app's, while open
         on_progress=lambda line: print(line, file=sys.stderr),  # compiles take a while
     )
-    if args.impl == "mine":
+    from tutor.perf_coach import PerfCoach
+    from tutor.report import format_perf_hint
+
+    view = None
+    if args.impl == "mine" and report.timed:
         bench.record_best(store, report)
+        view = PerfCoach(catalogue, store).record_bench(report)
     if args.json:
-        print(json.dumps(report.to_json(), indent=2))
+        print(json.dumps({**report.to_json(), "coach": asdict(view) if view else None}, indent=2))
     else:
         print(bench.format_report(report))
+        if view is not None:
+            print()
+            print(format_perf_hint(view, drill.id))
     return EXIT_OK if report.timed else EXIT_FAILED
 
 

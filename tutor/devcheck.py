@@ -223,7 +223,7 @@ def content_findings(catalogue: Catalogue, drill: Drill) -> list[Finding]:
             len(kernels) >= MIN_MUTANTS,
             f"{len(kernels)} known-buggy kernels (at least {MIN_MUTANTS}, written differently)",
         )
-    declared = set(drill.mistake_ids)
+    declared = set(drill.mistake_ids) | {lever.id for lever in drill.perf}
     for diagnosis in own:
         if diagnosis not in declared and diagnosis not in dx.GENERIC_RANKS:
             rule(

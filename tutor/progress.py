@@ -8,7 +8,9 @@ Layout of `.tutor/progress.json`:
                        "active_diagnosis": "padding-where",  # the one the next hint is about
                        "last_run": {"status": ..., "diagnoses": [...], "backend": ..., "at": ...},
                        "solved_at": null, "solved_with_hints": null,  # the first pass, kept
-                       "best_bench": {"label": {"us": 12.3, "gbps": 2900, ...}}}}}
+                       "best_bench": {"label": {"us": 12.3, "gbps": 2900, ...}},
+                       "perf": {"case": ..., "diagnosis": "spills", "text": ..., "numbers": {...}},
+                       "perf_hints": {"spills": 1}}}}   # the perf coach, like the hints
 
 `status` says how the file stands now (a drill that passed and fails again is "failing"; a reset
 makes it "not-started"); `solved_at` says it was passed once, and stays. A file that cannot be
@@ -52,6 +54,8 @@ class DrillProgress:
     solved_at: str | None = None
     solved_with_hints: bool | None = None
     best_bench: dict[str, dict[str, Any]] = field(default_factory=dict)
+    perf: dict[str, Any] | None = None  # the last bench's perf diagnosis of the learner's file
+    perf_hints: dict[str, int] = field(default_factory=dict)  # perf stages revealed per id
 
     @property
     def hints_revealed(self) -> int:
@@ -179,6 +183,8 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "solved_at": (str, type(None)),
     "solved_with_hints": (bool, type(None)),
     "best_bench": (dict,),
+    "perf": (dict, type(None)),
+    "perf_hints": (dict,),
 }
 assert set(_FIELD_TYPES) == {f.name for f in fields(DrillProgress)}
 

@@ -94,6 +94,16 @@ def format_run(
     return "\n".join(lines)
 
 
+def _numbered(stages: tuple[str, ...]) -> list[str]:
+    """Revealed stages as `  1. ...` blocks, prose wrapped and code kept."""
+    lines = []
+    for number, stage in enumerate(stages, start=1):
+        body = stage_plain(stage, "     ")
+        lines.append(f"  {number}. " + (body[0].strip() if body else ""))
+        lines.extend(body[1:])
+    return lines
+
+
 def format_hint(view: HintView | None, drill_id: str, remembered: bool = True) -> str:
     """The revealed stages; `remembered` is False for files other than the learner's own."""
     if view is None:
@@ -101,11 +111,7 @@ def format_hint(view: HintView | None, drill_id: str, remembered: bool = True) -
             f"No hint for {drill_id}: no failing run with a diagnosis yet "
             f"(run `tutor check {drill_id}`)."
         )
-    lines = [f"Hint — {view.title} ({view.diagnosis})"]
-    for number, stage in enumerate(view.stages, start=1):
-        body = stage_plain(stage, "     ")
-        lines.append(f"  {number}. " + (body[0].strip() if body else ""))
-        lines.extend(body[1:])
+    lines = [f"Hint — {view.title} ({view.diagnosis})", *_numbered(view.stages)]
     if not remembered:
         lines.append("(Only the first hint is shown for files other than your own.)")
     elif view.exhausted and not view.opens_solution:
@@ -117,6 +123,24 @@ def format_hint(view: HintView | None, drill_id: str, remembered: bool = True) -
         lines.append(f"That was the last hint: `tutor solution {drill_id}` shows the reference.")
     else:
         lines.append(f"`tutor hint {drill_id}` reveals the next one.")
+    return "\n".join(lines)
+
+
+def format_perf_hint(view, drill_id: str) -> str:
+    """The perf coach's revealed stages (tutor.perf_coach.PerfView), or why there are none."""
+    if view is None:
+        return (
+            f"No perf hint for {drill_id}: the last `tutor bench {drill_id}` of your file found "
+            "nothing slower than the reference (or there was none yet)."
+        )
+    lines = [
+        f"Perf hint — {view.title} ({view.diagnosis}, at {view.case})",
+        *_numbered(view.stages),
+    ]
+    if view.exhausted:
+        lines.append(f"That was the last stage: change the kernel, then `tutor bench {drill_id}`.")
+    else:
+        lines.append(f"`tutor hint {drill_id} --perf` reveals the next one.")
     return "\n".join(lines)
 
 

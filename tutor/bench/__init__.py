@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tutor import progress as p
+from tutor.bench.explain import coach_lines, facts_table
 from tutor.catalogue import Catalogue
 from tutor.gpu import machine_has_gpu
 from tutor.runner import Runner
@@ -462,6 +463,16 @@ def format_report(report: BenchReport) -> str:
             f"{label[: width - 1]:<{width}}"
             + "".join(f"{cell:>{w}}" for cell, w in zip(cells, widths, strict=True))
         )
+    coached = [row for row in report.rows if row.perf_verdict]
+    if coached:
+        lines += ["", "Perf coach (your kernel against the reference; GPU time in a CUDA graph):"]
+        for row in coached:
+            lines += [""] + [
+                wrapped
+                for line in coach_lines(row)
+                for wrapped in textwrap.wrap(line, 100, subsequent_indent="    ")
+            ]
+            lines += facts_table(row, report.limits)
     notes = list(report.notes)
     for row in report.rows:
         notes += [f"{row.short_label}: {_shown(name)}: {text}" for name, text in row.errors.items()]

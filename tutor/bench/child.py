@@ -255,7 +255,9 @@ def _read_facts(report: dict[str, Any], cases: list, recipes: dict, modules: dic
                 # Inputs made beforehand: the profiler would count their copies as the call's.
                 pair = [clone_inputs(base) for _ in range(2)]
                 turn = iter(range(2))
-                row["facts"][name] = call_facts(lambda f=fns[name]: f(*pair[next(turn) % 2]))
+                row["facts"][name] = call_facts(
+                    lambda f=fns[name], pair=pair, turn=turn: f(*pair[next(turn) % 2])
+                )
             if report.get("reference_is_impl") and "mine" in row["facts"]:
                 row["facts"]["reference"] = row["facts"]["mine"]
             del base

@@ -15,11 +15,12 @@ eager when the file is the reference itself. Every rule first needs the kernel t
 than the yardstick by SLOWER (GPU time); then the most specific evidence comes first:
 
     spills, no-tensor-cores, host-bound, extra-launches, small-tiles, small-blocks,
-    too-few-programs, low-occupancy, extra-traffic
+    too-few-programs, low-occupancy
 
 (a call that launches far more kernels than its yardstick is explained by that before the
-shape of any one launch is)
-and a drill may add rules of its own (its recipe's `levers`, tutor.bench.recipe). A kernel as
+shape of any one launch is). Only when none of these holds does the time itself speak:
+`extra-traffic` when the time at copy bandwidth implies far more bytes than the op needs.
+A drill may add rules of its own (its recipe's `levers`, tutor.bench.recipe). A kernel as
 fast as the yardstick is `at-reference`, with no diagnosis; one slower with none of the
 evidence gets `slower`, which says where its time goes instead of guessing why.
 """
@@ -150,7 +151,10 @@ def diagnose(case: Case, levers: tuple[Rule, ...] = ()) -> list[Finding]:
     if ratio is None or ratio < SLOWER:
         return []
     found = [f for rule in (*levers, *RULES) if (f := rule(case)) is not None]
-    return found or [_slower(case)]
+    if found:
+        return found
+    # What is left when the compile facts explain nothing: the time itself.
+    return [f for rule in RESIDUAL if (f := rule(case)) is not None] or [_slower(case)]
 
 
 def verdict(case: Case, findings: list[Finding]) -> str:
@@ -168,6 +172,7 @@ def _common(case: Case) -> dict[str, Any]:
         "ref_us": _round(base.time if base else None),
         "ratio": _round(case.ratio, 2),
         "yardstick": base.name if base else "",
+        "sms": case.limits.get("sms"),
     }
 
 
@@ -324,9 +329,9 @@ def low_occupancy(case: Case) -> Finding | None:
     )
     return Finding(
         "low-occupancy",
-        f"{numbers['kernel']} keeps {warps} warps on an SM where {base_fit.resident_warps} run "
-        f"for the yardstick (of {fit.max_warps_per_sm}): {why}, at {numbers['num_warps']} warps "
-        "each, too few to keep enough loads in flight.",
+        f"{numbers['kernel']} keeps {warps} warps on an SM where {case.baseline.name} keeps "
+        f"{base_fit.resident_warps} (of {fit.max_warps_per_sm}): {why}, at "
+        f"{numbers['num_warps']} warps each, too few to keep enough loads in flight.",
         numbers,
     )
 
@@ -438,8 +443,8 @@ RULES: tuple[Rule, ...] = (
     small_blocks,
     too_few_programs,
     low_occupancy,
-    extra_traffic,
 )
+RESIDUAL: tuple[Rule, ...] = (extra_traffic,)  # claimed only when no rule above explains it
 
 
 # ---- small helpers ------------------------------------------------------------------------------

@@ -1,0 +1,93 @@
+"""The perf coach as a learner meets it: `tutor bench`'s verdict with the launch facts side by
+side, and a hint ladder about the slowness, revealed stage by stage and kept in progress.
+
+Bench reports are rebuilt from facts recorded on an H200 (tests/data/), since this machine has
+no GPU: the bench process's JSON is judged as the bench process judges it, then read by the
+tutor as `tutor bench` reads it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from cli_helpers import tutor
+
+from tutor import bench
+from tutor.bench.coach import coach_rows
+from tutor.bench.recipe import load_recipes
+from tutor.catalogue import load_catalogue
+from tutor.perf_coach import PerfCoach, fill_numbers
+from tutor.progress import ProgressStore
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDED = json.loads((ROOT / "tests" / "data" / "perf-facts-h200-2026-12-01.json").read_text())
+
+
+def _report(catalogue, drill: str, file: str) -> bench.BenchReport:
+    """The BenchReport `tutor bench` would have made of a recorded bench."""
+    entry = next(e for e in RECORDED["benches"] if e["drill"] == drill and e["file"] == file)
+    data = copy.deepcopy(entry["report"])
+    recipes = load_recipes(catalogue.paths.bench_recipe(drill))
+    coach_rows(data, {name: recipe.levers for name, recipe in recipes.items()})
+    rows = []
+    for row in data["rows"]:
+        us, graph = row.pop("us"), row.pop("graph_us")
+        rows.append({**row, "us": us, "graph_us": graph, "dtype": row["label"].split()[-1]})
+    report = bench.BenchReport(drill=drill, impl=file, status=bench.TIMED, impl_name="mine")
+    bench._merge(report, {**data, "rows": rows, "status": bench.TIMED})
+    return report
+
+
+def test_the_bench_text_shows_the_verdict_and_the_facts_side_by_side(catalogue):
+    text = bench.format_report(_report(catalogue, "t2", "perf-spills__one_warp.patch"))
+    assert "softmax m=4096 n=8192: spills" in text
+    assert "208 bytes in local memory" in text  # the learner's own number
+    facts = next(line for line in text.splitlines() if "registers / spills" in line)
+    assert "255 / 52" in facts and "0" in facts.split("255 / 52")[1]  # yours, then the reference
+    assert all(len(line) <= 100 for line in text.splitlines())
+
+
+def test_a_reference_speed_kernel_is_at_the_reference(catalogue):
+    text = bench.format_report(_report(catalogue, "t0", "solution"))
+    assert "add n=67108864: at the reference's speed" in text
+
+
+def test_the_perf_hint_is_revealed_stage_by_stage_and_kept(catalogue, tmp_path):
+    store = ProgressStore(tmp_path / "progress.json")
+    coach = PerfCoach(catalogue, store)
+    view = coach.record_bench(
+        _report(catalogue, "t3", "perf-too-few-programs__sixteen_programs.patch")
+    )
+    assert view.diagnosis == "too-few-programs" and len(view.stages) == 1
+    assert "16 programs for 132 SMs" in view.stages[0] and "{" not in view.stages[0]
+    coach.reveal_next("t3")
+    last = coach.reveal_next("t3")
+    assert len(last.stages) == 3 and last.exhausted
+    again = PerfCoach(catalogue, ProgressStore(tmp_path / "progress.json")).current("t3")
+    assert again.stages == last.stages  # what the CLI revealed, the app shows too
+
+
+def test_a_bench_at_the_reference_clears_the_perf_hint(catalogue, tmp_path):
+    store = ProgressStore(tmp_path / "progress.json")
+    coach = PerfCoach(catalogue, store)
+    coach.record_bench(_report(catalogue, "t0", "perf-small-blocks__block_64.patch"))
+    assert coach.current("t0").diagnosis == "small-blocks"
+    assert coach.record_bench(_report(catalogue, "t0", "solution")) is None
+    assert store.drill("t0").perf_hints == {"small-blocks": 1}  # what was revealed stays
+
+
+def test_tutor_hint_perf_reveals_the_next_stage(course):
+    catalogue = load_catalogue(course)
+    PerfCoach(catalogue, ProgressStore(course.progress_file)).record_bench(
+        _report(catalogue, "m1", "perf-small-tiles__32x32.patch")
+    )
+    done = tutor(course, "hint", "m1", "--perf")
+    assert done.returncode == 0, done.stderr
+    assert "Perf hint — Output tiles too small" in done.stdout and "  2. " in done.stdout
+    assert "16384 tiles" in done.stdout
+
+
+def test_a_number_the_bench_did_not_measure_reads_as_a_question_mark():
+    assert fill_numbers("{n_regs} registers, {nope} more", {"n_regs": 40}) == "40 registers, ? more"

@@ -1,0 +1,141 @@
+"""The perf coach's rules, as pure functions of facts recorded on an H200.
+
+tests/data/perf-facts-h200-2026-12-01.json holds what `scripts/perf_facts.py` measured on the
+GPU for every drill's reference solution and every slow but correct kernel in
+drills/mutants/*/perf-*: each file's launches (registers, spills, shared memory, warps, grid,
+tensor cores), the kernels the profiler saw, and the times. The rules must give each slow
+kernel its diagnosis first and the references none, from those facts alone; taking away the
+evidence a diagnosis rests on must take the diagnosis away.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from tutor.bench import rules
+from tutor.bench.coach import coach_rows
+from tutor.bench.occupancy import BLOCKS, REGISTERS, SHARED, WARPS, occupancy
+from tutor.bench.recipe import load_recipes
+from tutor.catalogue import load_catalogue
+from tutor.paths import CoursePaths
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDED = json.loads((ROOT / "tests" / "data" / "perf-facts-h200-2026-12-01.json").read_text())
+BENCHES = RECORDED["benches"]
+H200 = BENCHES[0]["report"]["limits"]
+CATALOGUE = load_catalogue(CoursePaths(ROOT))
+
+
+def _levers(drill: str) -> dict:
+    recipes = load_recipes(CATALOGUE.paths.bench_recipe(drill))
+    return {name: recipe.levers for name, recipe in recipes.items()}
+
+
+def _judged(entry: dict) -> dict:
+    report = copy.deepcopy(entry["report"])
+    coach_rows(report, _levers(entry["drill"]))
+    return report["rows"][0]
+
+
+@pytest.mark.parametrize("entry", BENCHES, ids=[f"{e['drill']}/{e['file']}" for e in BENCHES])
+def test_recorded_facts_get_their_perf_diagnosis(entry):
+    row = _judged(entry)
+    named = [finding["id"] for finding in row["perf"]]
+    if entry["expected"] == "none":
+        assert named in ([], ["slower"]), row["perf"]  # slower names no cause
+    else:
+        assert named and named[0] == entry["expected"], row["perf"]
+        assert row["perf"][0]["text"]  # a sentence with the learner's numbers
+
+
+def test_every_shared_perf_diagnosis_is_recorded_twice():
+    counts = {perf_id: 0 for perf_id in rules.PERF_IDS}
+    for entry in BENCHES:
+        if entry["expected"] in counts:
+            counts[entry["expected"]] += 1
+    assert all(count >= 2 for count in counts.values()), counts
+
+
+def _entry(file: str) -> dict:
+    return next(e for e in BENCHES if e["file"] == file)
+
+
+def _first(entry: dict) -> str | None:
+    row = _judged(entry)
+    return row["perf"][0]["id"] if row["perf"] else None
+
+
+def test_without_spilled_registers_there_is_no_spills_claim():
+    entry = copy.deepcopy(_entry("perf-spills__one_warp.patch"))
+    for launch in entry["report"]["rows"][0]["facts"]["mine"]["launches"]:
+        launch["n_spills"] = 0
+    assert _first(entry) != "spills"
+
+
+def test_tensor_cores_in_the_ptx_take_the_claim_away():
+    entry = copy.deepcopy(
+        next(e for e in BENCHES if e["drill"] == "m1" and "fp32_fma" in e["file"])
+    )
+    for launch in entry["report"]["rows"][0]["facts"]["mine"]["launches"]:
+        launch["tensor_cores"] = True
+    assert _first(entry) != "no-tensor-cores"
+
+
+def test_a_host_that_keeps_up_is_not_host_bound():
+    entry = copy.deepcopy(_entry("perf-host-bound__chunk_launches.patch"))
+    row = entry["report"]["rows"][0]
+    row["us"]["mine"] = row["graph_us"]["mine"] * 1.05
+    assert _first(entry) != "host-bound"
+
+
+def test_a_kernel_as_fast_as_the_reference_gets_no_diagnosis():
+    entry = copy.deepcopy(_entry("perf-spills__one_block_rows.patch"))
+    row = entry["report"]["rows"][0]
+    row["graph_us"]["mine"] = row["graph_us"]["reference"] * 1.05
+    judged = _judged(entry)
+    assert judged["perf"] == [] and judged["perf_verdict"] == rules.AT_REFERENCE
+
+
+def test_a_causal_case_without_its_plain_twin_claims_no_skip():
+    entry = copy.deepcopy(next(e for e in BENCHES if e["file"].startswith("perf-no-causal-skip")))
+    entry["report"]["rows"] = entry["report"]["rows"][:1]  # the causal case alone
+    assert _first(entry) != "no-causal-skip"
+
+
+# ---- occupancy and waves -----------------------------------------------------------------------
+
+
+def _launch(**facts) -> dict:
+    return {"n_regs": 32, "num_warps": 4, "shared": 0, "programs": 1000, **facts}
+
+
+def test_140_programs_on_132_sms_is_two_waves_the_second_six_percent_full():
+    fit = occupancy(_launch(programs=140, n_regs=255, num_warps=8), H200)
+    assert fit.programs_per_sm == 1 and fit.limiter == REGISTERS
+    assert fit.full_waves == 1 and fit.last_wave_fill == pytest.approx(8 / 132, abs=1e-3)
+
+
+def test_registers_are_counted_per_warp_in_units_of_256():
+    # 33 registers a thread round up to 1280 a warp (not 1056): 65536 / (1280 * 8) = 6 programs
+    fit = occupancy(_launch(n_regs=33, num_warps=8), H200)
+    assert fit.programs_per_sm == 6 and fit.limiter == REGISTERS
+
+
+def test_each_limit_is_named_when_it_binds():
+    assert occupancy(_launch(n_regs=16, num_warps=32), H200).limiter == WARPS  # 64 warps / 32
+    assert occupancy(_launch(num_warps=1), H200).limiter == BLOCKS  # 32 blocks an SM
+    big = occupancy(_launch(shared=100 * 1024), H200)
+    assert big.limiter == SHARED and big.programs_per_sm == 2  # 228 KB / (100 KB + 1 KB)
+
+
+def test_a_persistent_grid_holds_only_its_own_warps():
+    fit = occupancy(_launch(programs=132, num_warps=4), H200)
+    assert fit.programs_per_sm == 16 and fit.resident_warps == 4
+
+
+def test_missing_facts_give_no_fit():
+    assert occupancy({"num_warps": 4, "programs": 10}, H200) is None

@@ -1,0 +1,123 @@
+"""The perf coach in words: each timed case's verdict, and its launch facts side by side.
+
+    lines = coach_lines(row)                  # "softmax m=4096 n=8192: spills — ... (1.65x)"
+    lines = facts_table(row, report.limits)   # registers, spills, warps, grid, waves: yours
+                                              # beside the reference's
+
+Plain text for the command line and the app's Bench tab; nothing here measures or judges
+(tutor.bench.rules did), it only shows the facts the judgement rests on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tutor.bench.occupancy import occupancy
+from tutor.bench.rules import Side
+
+SIDES = (("mine", "yours"), ("reference", "reference"))
+LABEL_WIDTH = 26
+CELL_WIDTH = 24
+
+
+def verdict_line(row: Any) -> str:
+    """One line: the case, its first perf diagnosis (or "at the reference"), the time ratio."""
+    ratio = f" ({row.perf_ratio:.2f}x the time of {row.yardstick})" if row.perf_ratio else ""
+    if not row.perf_verdict:
+        return f"{row.short_label}: no yardstick timed, so no verdict"
+    if not row.perf:
+        return f"{row.short_label}: at the reference's speed{ratio}"
+    return f"{row.short_label}: {row.perf[0]['id']}{ratio}"
+
+
+def coach_lines(row: Any) -> list[str]:
+    """The verdict and, for a slow case, what the evidence says (each diagnosis, first first)."""
+    lines = [verdict_line(row)]
+    for number, finding in enumerate(row.perf):
+        lead = "  " if number == 0 else "  also: "
+        lines.append(f"{lead}{finding['text']}")
+    return lines
+
+
+def facts_table(row: Any, limits: dict[str, Any]) -> list[str]:
+    """The main launch of each side as a small table; [] when no facts were read."""
+    sides = [(title, _main(row.facts.get(name, {}))) for name, title in SIDES]
+    sides = [
+        (title, launch, row.facts.get(name, {}))
+        for (title, launch), (name, _) in zip(sides, SIDES, strict=True)
+        if launch is not None
+    ]
+    if not sides:
+        return []
+    fits = [occupancy(launch, limits) if limits else None for _, launch, _ in sides]
+    rows = [
+        ("kernel", [launch.get("kernel", "?") for _, launch, _ in sides]),
+        (
+            "registers / spills",
+            [
+                f"{_n(launch.get('n_regs'))} / {_n(launch.get('n_spills'))}"
+                for _, launch, _ in sides
+            ],
+        ),
+        (
+            "warps, stages",
+            [
+                f"{_n(launch.get('num_warps'))}, {_n(launch.get('num_stages'))}"
+                for _, launch, _ in sides
+            ],
+        ),
+        ("shared memory", [_kb(launch.get("shared")) for _, launch, _ in sides]),
+        (
+            "programs (grid)",
+            [
+                f"{launch.get('programs', '?')} {tuple(launch.get('grid', []))}"
+                for _, launch, _ in sides
+            ],
+        ),
+        (
+            "programs per SM",
+            [f"{fit.programs_per_sm} ({fit.limiter})" if fit else "?" for fit in fits],
+        ),
+        (
+            "warps on an SM",
+            [f"{fit.resident_warps} of {fit.max_warps_per_sm}" if fit else "?" for fit in fits],
+        ),
+        (
+            "waves (last one full)",
+            [f"{fit.waves:g} ({fit.last_wave_fill:.0%})" if fit else "?" for fit in fits],
+        ),
+        (
+            "GPU kernels per call",
+            [
+                str(len(facts.get("kernels", [])) or len(facts.get("launches", [])))
+                for _, _, facts in sides
+            ],
+        ),
+    ]
+    head = f"  {'launch facts':<{LABEL_WIDTH}}" + "".join(
+        f"{title:<{CELL_WIDTH}}" for title, _, _ in sides
+    )
+    lines = [head]
+    for label, cells in rows:
+        lines.append(
+            f"  {label:<{LABEL_WIDTH}}" + "".join(f"{_cut(cell):<{CELL_WIDTH}}" for cell in cells)
+        )
+    return lines
+
+
+def _main(facts: dict[str, Any]) -> dict[str, Any] | None:
+    """The launch that took the most GPU time, as the rules read it."""
+    launches = [launch for launch in facts.get("launches", []) if "error" not in launch]
+    return Side("", launches=launches, kernels=list(facts.get("kernels", []))).main
+
+
+def _n(value: Any) -> str:
+    return "?" if value is None else str(value)
+
+
+def _kb(nbytes: int | None) -> str:
+    return "?" if nbytes is None else f"{nbytes / 1024:.1f} KB"
+
+
+def _cut(text: str) -> str:
+    return text if len(text) < CELL_WIDTH - 1 else text[: CELL_WIDTH - 2] + "…"
