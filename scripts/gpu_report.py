@@ -13,8 +13,13 @@
    `<diagnosis>__<variant>.py`, says which diagnosis must come first; `correct__*.py` must pass.
    The CPU runs go through a pool of workers while the GPU runs go through a smaller one:
    correctness runs time nothing, so sharing the card between a few of them is harmless.
-3. docs/gpu-report-<date>.md (card, driver, versions, anchors, verdicts, bench numbers, targets)
-   and docs/gpu-report-<date>.json (everything raw), copied into --out.
+3. The perf coach (tutor dev check --gpu's half that needs a GPU, tutor.perfcheck): every slow
+   but correct kernel (drills/mutants/<drill>/perf-*) benched at its case must get its perf
+   diagnosis first, and every solution none; the rows go under `coach` in the JSON.
+4. docs/gpu-report-<date>.md (card, driver, versions, anchors, verdicts, the coach, bench
+   numbers, targets) and docs/gpu-report-<date>.json (everything raw), copied into --out.
+
+Test runs are forked from warm processes (tutor.warm), one for each backend.
 
 The report is rewritten after every step, so a run stopped by the time limit still leaves what
 it measured; past --budget seconds no new step starts. One failure never stops the others.
@@ -110,6 +115,7 @@ class State:
     benches: dict[str, bench.BenchReport] = field(default_factory=dict)
     # (drill, case label) -> {"eager": row, "compile": row}: each timed again in a fresh process
     independent: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    coach: list[dict[str, Any]] = field(default_factory=list)  # tutor.perfcheck rows
     notes: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)  # guards the tables
     write_lock: threading.Lock = field(default_factory=threading.Lock)  # one writer at a time
@@ -126,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-cpu", action="store_true", help="no CPU-interpreter verdicts")
     parser.add_argument("--skip-gpu", action="store_true", help="no GPU verdicts")
     parser.add_argument("--skip-bench", action="store_true", help="no benches")
+    parser.add_argument("--skip-coach", action="store_true", help="no perf-coach proof")
     parser.add_argument("--no-compile", action="store_true", help="benches without torch.compile")
     parser.add_argument(
         "--compile-drills",
@@ -201,6 +208,8 @@ def main(argv: list[str] | None = None) -> int:
             )
             write_report(state, args.out)
     _step(state, "verdicts", lambda: run_verdicts(state, catalogue, deadline, args))
+    if not args.skip_coach and has_gpu:
+        _step(state, "coach", lambda: run_coach(state, catalogue, drill_ids, deadline, args))
     log(f"done in {state.elapsed:.0f} s")
     paths = write_report(state, args.out)
     for path in paths:
@@ -325,10 +334,44 @@ def check_columns(
             log(f"independent {mode} {drill_id} {case.label}: {found.get('us') or found}")
 
 
+def run_coach(
+    state: State,
+    catalogue: Catalogue,
+    drill_ids: list[str],
+    deadline: float,
+    args: argparse.Namespace,
+) -> None:
+    """Bench every perf target one after another (they time the GPU) while time is left."""
+    from dataclasses import asdict as as_dict
+
+    from tutor.perfcheck import check_perf
+    from tutor.warm import WarmPool
+
+    pool = WarmPool(catalogue.paths.state_dir, cpu=False)
+    pool.ready.wait(180)
+    try:
+        for drill_id in drill_ids:
+            if time.monotonic() > deadline:
+                state.notes.append(f"coach {drill_id}: not run (time)")
+                continue
+            for row in check_perf(catalogue, [drill_id], warm=pool):
+                log(f"coach {row.drill}/{row.file}: {row.got} ({'ok' if row.ok else 'NOT ok'})")
+                with state.lock:
+                    state.coach.append(as_dict(row))
+            write_report(state, args.out)
+    finally:
+        pool.close()
+
+
 def run_verdicts(
     state: State, catalogue: Catalogue, deadline: float, args: argparse.Namespace
 ) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "2")  # many interpreter runs share the cores
+    from tutor.warm import WarmPool
+
+    pools = {cpu: WarmPool(catalogue.paths.state_dir, cpu=cpu) for cpu in (True, False)}
+    for pool in pools.values():
+        pool.ready.wait(180)  # else the runs simply go cold
 
     def check(target: devcheck.Target, on_cpu: bool) -> None:
         key = (target.drill, target.name)
@@ -339,7 +382,9 @@ def run_verdicts(
             verdict = Verdict("not run", message="the time budget was used up")
         else:
             try:
-                runner = Runner(catalogue, force_cpu=on_cpu, timeout=min(limit, left))
+                runner = Runner(
+                    catalogue, force_cpu=on_cpu, timeout=min(limit, left), warm=pools[on_cpu]
+                )
                 verdict = verdict_of(target, runner.run(target.drill, str(target.path)))
             except Exception as exc:  # noqa: BLE001
                 verdict = Verdict("error", message=f"{type(exc).__name__}: {exc}")
@@ -363,6 +408,8 @@ def run_verdicts(
             jobs += [cpu_pool.submit(check, t, True) for t in state.targets]
         for job in jobs:
             job.result()
+    for pool in pools.values():
+        pool.close()
 
 
 # ---- the report ---------------------------------------------------------------------------------
@@ -432,6 +479,7 @@ def report_json(state: State) -> dict[str, Any]:
             {"drill": d, "case": label, **found} for (d, label), found in state.independent.items()
         ],
         "targets": targets(state),
+        "coach": state.coach,
         "notes": state.notes,
     }
 
@@ -556,6 +604,7 @@ def render_markdown(state: State, data: dict[str, Any]) -> str:
         "",
     ]
     lines += _verdict_section(data["verdicts"])
+    lines += coach_section(data["coach"])
     lines += _bench_section(state)
     lines += _target_section(data["targets"])
     if state.notes:
@@ -622,6 +671,30 @@ def _verdict_section(verdicts: list[dict[str, Any]]) -> list[str]:
                         f"{v[side]['status']} — {v[side]['message'] or '(no message)'}"
                     )
     return lines + [""]
+
+
+def coach_section(rows: list[dict[str, Any]]) -> list[str]:
+    """The perf coach's proof: each slow kernel's expected and measured perf diagnosis."""
+    if not rows:
+        return []
+    lines = [
+        "## The perf coach",
+        "",
+        "Every slow but correct kernel (drills/mutants/*/perf-*) benched at its case must get "
+        "its perf diagnosis first; every solution none (`slower` names no cause: the solution "
+        "is slower than torch eager there).",
+        "",
+        "| drill | file | expected | got | as expected | evidence |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in rows:
+        detail = row.get("detail", "").replace("|", "/")
+        lines.append(
+            f"| {row['drill']} | `{row['file']}` | {row['expected']} | {row['got']} | "
+            f"{_mark(row['ok'])} | {detail[:160]} |"
+        )
+    held = sum(bool(row["ok"]) for row in rows)
+    return lines + ["", f"{held} of {len(rows)} as expected.", ""]
 
 
 def _bench_section(state: State) -> list[str]:

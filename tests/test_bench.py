@@ -449,16 +449,26 @@ def test_anchors_are_measured_once_per_card_and_software(monkeypatch, tmp_path):
     monkeypatch.setattr(
         bench_child, "_empty_launch_us", lambda: measured.append("launch") or (2.9, 1.4)
     )
+    monkeypatch.setattr(bench_child, "_matmul_tflops", lambda: measured.append("matmul") or 790.0)
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
     cache = tmp_path / ".tutor" / "bandwidth.json"
     info = {"device": "NVIDIA H200", "torch": "2.11", "triton": "3.6", "notes": []}
     first = bench_child._anchors(cache, dict(info), remeasure=False)
     again = bench_child._anchors(cache, dict(info), remeasure=False)
-    assert first == again == {"copy_gbps": 4273.0, "launch_us": 2.9, "launch_graph_us": 1.4}
-    assert measured == ["copy", "launch"]
+    assert (
+        first
+        == again
+        == {
+            "copy_gbps": 4273.0,
+            "launch_us": 2.9,
+            "launch_graph_us": 1.4,
+            "matmul_tflops": 790.0,
+        }
+    )
+    assert measured == ["copy", "launch", "matmul"]
     bench_child._anchors(cache, {**info, "triton": "3.9"}, remeasure=False)
     bench_child._anchors(cache, dict(info), remeasure=True)
-    assert measured == ["copy", "launch"] * 3
+    assert measured == ["copy", "launch", "matmul"] * 3
     assert set(json.loads(cache.read_text())["devices"]) == {"NVIDIA H200"}
 
 

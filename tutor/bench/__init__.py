@@ -28,6 +28,8 @@ from typing import Any
 
 from tutor import progress as p
 from tutor.bench.explain import coach_lines, facts_table
+from tutor.bench.occupancy import occupancy
+from tutor.bench.rules import Side
 from tutor.catalogue import Catalogue
 from tutor.gpu import machine_has_gpu
 from tutor.runner import Runner
@@ -72,6 +74,7 @@ class BenchRow:
     large: bool = False  # enough traffic that the target is a share of copy bandwidth
     flops: float | None = None  # floating-point operations of one call (compute-bound drills)
     tflops: float | None = None  # flops / the learner's time
+    pct_matmul: float | None = None  # tflops as a percentage of the card's bf16 matmul rate
     target: float | None = None  # the recipe's target (% of copy, or share of eager's speed)
     graph_gbps: float | None = None  # bytes / GPU time per call in a CUDA graph
     graph_pct_copy: float | None = None
@@ -118,6 +121,7 @@ class BenchReport:
     copy_gbps: float | None = None  # device-to-device copy, bytes read + written
     launch_us: float | None = None  # an empty Triton kernel, do_bench median
     launch_graph_us: float | None = None  # the same in a CUDA graph
+    matmul_tflops: float | None = None  # dense bf16 matmul through torch (cuBLAS), 8192^3
     l2_flush: bool | None = None
     limits: dict[str, Any] = field(default_factory=dict)  # the card (tutor.bench.facts)
     rows: list[BenchRow] = field(default_factory=list)
@@ -132,9 +136,26 @@ class BenchReport:
         return self.status == TIMED
 
     def to_json(self) -> dict[str, Any]:
+        """Everything, plus per timed case what the coach derived: each side's fit on the card
+        (programs per SM and their limit, resident warps, waves) and the perf diagnoses' ids."""
         data = asdict(self)
         data["timed"] = self.timed
+        for row, raw in zip(self.rows, data["rows"], strict=True):
+            raw["perf_diagnoses"] = [finding["id"] for finding in row.perf]
+            raw["fits"] = fits(row, self.limits)
         return data
+
+
+def fits(row: BenchRow, limits: dict[str, Any]) -> dict[str, Any]:
+    """Each timed side's main launch on the card (tutor.bench.occupancy), as JSON."""
+    found = {}
+    for name, facts in row.facts.items():
+        launches = [x for x in facts.get("launches", []) if "error" not in x]
+        main = Side(name, launches=launches, kernels=list(facts.get("kernels", []))).main
+        fit = occupancy(main, limits) if main and limits else None
+        if fit is not None:
+            found[name] = fit.to_json()
+    return found
 
 
 def bench_drill(
@@ -347,6 +368,7 @@ def _merge(report: BenchReport, data: dict[str, Any]) -> None:
         "copy_gbps",
         "launch_us",
         "launch_graph_us",
+        "matmul_tflops",
         "l2_flush",
         "limits",
     ):
@@ -356,6 +378,10 @@ def _merge(report: BenchReport, data: dict[str, Any]) -> None:
     report.message = data.get("message") or ""
     report.notes = list(data.get("notes", []))
     report.rows = [row_from_child(raw, report.copy_gbps) for raw in data.get("rows", [])]
+    if report.matmul_tflops:
+        for row in report.rows:
+            if row.tflops:
+                row.pct_matmul = 100.0 * row.tflops / report.matmul_tflops
 
 
 def row_from_child(raw: dict[str, Any], copy_gbps: float | None) -> BenchRow:
@@ -438,6 +464,8 @@ def format_report(report: BenchReport) -> str:
             f" ({report.launch_graph_us:.1f} µs in a CUDA graph)" if report.launch_graph_us else ""
         )
         anchors.append(f"empty Triton launch {report.launch_us:.1f} µs{graph}")
+    if report.matmul_tflops and any(row.flops for row in report.rows):
+        anchors.append(f"bf16 matmul {report.matmul_tflops:.0f} TFLOP/s")
     if anchors:
         lines.append(" · ".join(anchors))
     dtypes = {row.dtype for row in report.rows}

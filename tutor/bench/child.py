@@ -54,7 +54,9 @@ SHOWN = {
     "eager": "torch eager",
     "compile": "torch.compile",
 }
-ANCHOR_SCHEMA = 1
+ANCHOR_SCHEMA = 2  # 2: the bf16 matmul rate joined the copy bandwidth and the empty launch
+ANCHORS = ("copy_gbps", "launch_us", "launch_graph_us", "matmul_tflops")
+MATMUL_SIZE = 8192  # the matmul anchor: bf16 [8192, 8192] @ [8192, 8192], random values
 COPY_BYTES = 2 * 2**30  # the copy anchor: a 2 GiB tensor copied to another
 L2_FALLBACK_BYTES = 60 * 2**20  # an H200's L2, for a torch that does not report it
 GRAPH_CALLS = 200  # kernel calls captured in one CUDA graph
@@ -385,8 +387,8 @@ def _anchors(cache_file: Path, report: dict[str, Any], remeasure: bool) -> dict[
             f"anchors from {cache_file}: copy {entry['copy_gbps']:.0f} GB/s, "
             f"empty launch {entry['launch_us']:.2f} µs"
         )
-        return {k: entry.get(k) for k in ("copy_gbps", "launch_us", "launch_graph_us")}
-    found: dict[str, Any] = {"copy_gbps": None, "launch_us": None, "launch_graph_us": None}
+        return {k: entry.get(k) for k in ANCHORS}
+    found: dict[str, Any] = dict.fromkeys(ANCHORS)
     try:
         found["copy_gbps"] = _copy_gbps()
     except Exception as exc:  # noqa: BLE001
@@ -396,6 +398,11 @@ def _anchors(cache_file: Path, report: dict[str, Any], remeasure: bool) -> dict[
         found["launch_us"], found["launch_graph_us"] = _empty_launch_us()
     except Exception as exc:  # noqa: BLE001
         report["notes"].append(f"empty launch not measured: {type(exc).__name__}: {exc}")
+    try:
+        found["matmul_tflops"] = _matmul_tflops()
+    except Exception as exc:  # noqa: BLE001 - the M track's rate is shown without it
+        report["notes"].append(f"matmul rate not measured: {type(exc).__name__}: {exc}")
+    torch.cuda.empty_cache()
     log(
         f"anchors measured: copy {_fmt(found['copy_gbps'])} GB/s, empty launch "
         f"{_fmt(found['launch_us'], 2)} µs (graph {_fmt(found['launch_graph_us'], 2)} µs)"
@@ -412,6 +419,17 @@ def _anchors(cache_file: Path, report: dict[str, Any], remeasure: bool) -> dict[
         except OSError as exc:
             report["notes"].append(f"could not cache the anchors in {cache_file}: {exc}")
     return found
+
+
+def _matmul_tflops() -> float:
+    """The card's dense bf16 matmul rate through torch (cuBLAS), on random values: the ceiling
+    the M track's TFLOP/s are a share of."""
+    import torch
+
+    a = torch.randn(MATMUL_SIZE, MATMUL_SIZE, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn_like(a)
+    ms = median_ms(lambda: a @ b)
+    return 2 * MATMUL_SIZE**3 / (ms * 1e-3) / 1e12
 
 
 def _copy_gbps() -> float:

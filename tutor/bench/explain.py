@@ -21,8 +21,11 @@ CELL_WIDTH = 24
 
 
 def verdict_line(row: Any) -> str:
-    """One line: the case, its first perf diagnosis (or "at the reference"), the time ratio."""
+    """One line: the case, its first perf diagnosis (or "at the reference"), the time ratio,
+    and for a matmul-like case its share of the card's matmul rate."""
     ratio = f" ({row.perf_ratio:.2f}x the time of {row.yardstick})" if row.perf_ratio else ""
+    if row.tflops and row.pct_matmul:
+        ratio += f", {row.tflops:.0f} TFLOP/s = {row.pct_matmul:.0f}% of the card's bf16 matmul"
     if not row.perf_verdict:
         return f"{row.short_label}: no yardstick timed, so no verdict"
     if not row.perf:
