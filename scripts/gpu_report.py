@@ -369,7 +369,8 @@ def run_verdicts(
     os.environ.setdefault("OMP_NUM_THREADS", "2")  # many interpreter runs share the cores
     from tutor.warm import WarmPool
 
-    pools = {cpu: WarmPool(catalogue.paths.state_dir, cpu=cpu) for cpu in (True, False)}
+    sides = [cpu for cpu, skip in ((True, args.skip_cpu), (False, args.skip_gpu)) if not skip]
+    pools = {cpu: WarmPool(catalogue.paths.state_dir, cpu=cpu) for cpu in sides}
     for pool in pools.values():
         pool.ready.wait(180)  # else the runs simply go cold
 

@@ -565,6 +565,7 @@ def test_gpu_report_survives_a_failing_bench_and_writes_its_files(
         [
             "--skip-cpu",
             "--skip-gpu",
+            "--skip-coach",
             "--drills",
             "t1,t2",
             "--budget",
@@ -583,3 +584,27 @@ def test_gpu_report_survives_a_failing_bench_and_writes_its_files(
     assert (tmp_path / "docs" / md.name).read_text() == text
     data = json.loads(md.with_suffix(".json").read_text())
     assert data["benches"]["t2"]["rows"][0]["impl_us"] == 36.5
+
+
+def test_gpu_report_lists_the_coach_verdict_of_every_perf_target(gpu_report, monkeypatch, tmp_path):
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(gpu_report, "DOCS", tmp_path / "docs")
+    monkeypatch.setattr(gpu_report, "environment", lambda: {"cuda": True, "device": "NVIDIA H200"})
+    benched = []
+
+    def fake_bench(catalogue, drill_id, impl, **kwargs):
+        benched.append((drill_id, Path(impl).name, kwargs["cases"]))
+        return _report(_row())  # every file as fast as the reference: no perf diagnosis
+
+    monkeypatch.setattr(gpu_report.bench, "bench_drill", fake_bench)
+    args = ["--skip-cpu", "--skip-gpu", "--skip-bench", "--drills", "t2", "--out", str(tmp_path)]
+    assert gpu_report.main(args) == 0
+    coach = json.loads(next(tmp_path.glob("gpu-report-*.json")).read_text())["coach"]
+    assert {(row["file"], row["expected"]) for row in coach} == {
+        ("solution", "none"),
+        ("perf-spills__one_warp.patch", "spills"),
+    }
+    assert [row["ok"] for row in coach if row["file"] == "solution"] == [True]
+    assert [row["ok"] for row in coach if row["file"] != "solution"] == [False]
+    assert ("t2", "perf-spills__one_warp.py", ["1"]) in benched  # its bench-case: 1 line
+    assert "## The perf coach" in next(tmp_path.glob("gpu-report-*.md")).read_text()
