@@ -17,10 +17,13 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
+import torch
+
 from tutor import diagnoses as dx
 from tutor.harness import interpreter, launches
 from tutor.harness.allocations import GuardedAllocations
 from tutor.harness.failures import DrillFailure
+from tutor.harness.inputs import same_layout
 
 
 def load(path: Path, functions: tuple[str, ...]) -> Learner:
@@ -100,6 +103,8 @@ def observed(fn: Callable[..., Any], name: str, path: Path) -> Callable[..., Any
             raise
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - every learner error is reported
             failure = classify(exc, name, path)
+            if failure.diagnosis == dx.INTERPRETER_LIMIT:
+                failure = _limit_of_half_values(fn, args, kwargs, failure, path) or failure
             failure.error = exc  # the learner's own exception, for call_or_refuse
             raise failure from None
         allocations.check(name)
@@ -113,6 +118,40 @@ def observed(fn: Callable[..., Any], name: str, path: Path) -> Callable[..., Any
         return result
 
     return call
+
+
+def _limit_of_half_values(
+    fn: Callable[..., Any], args: tuple, kwargs: dict, limit: DrillFailure, path: Path
+) -> DrillFailure | None:
+    """`bf16-no-upcast` when the interpreter stopped only because values were bf16 (or fp16).
+
+    The evidence: the same call on fp32 copies of the 16-bit inputs (same strides) runs
+    without error. A GPU runs the 16-bit arithmetic and its rounding shows in the values,
+    which the tests name `bf16-no-upcast` too; on the CPU it was `interpreter-limit`.
+    """
+    half = [a for a in (*args, *kwargs.values()) if _is_half_tensor(a)]
+    if not half:
+        return None
+    upcast = lambda a: same_layout(a, torch.float32) if _is_half_tensor(a) else a  # noqa: E731
+    dtype = str(half[0].dtype).removeprefix("torch.")
+    try:
+        with GuardedAllocations():
+            fn(*map(upcast, args), **{k: upcast(v) for k, v in kwargs.items()})
+    except (Exception, SystemExit):  # noqa: BLE001 - no evidence: the limit stands
+        return None
+    where = f"{path.name}:{limit.line}" if limit.line else path.name
+    return DrillFailure(
+        dx.BF16_NO_UPCAST,
+        f"{where}: the CPU interpreter stopped in arithmetic on {dtype} values",
+        f"The same call on fp32 copies of the inputs runs: the kernel computes on the {dtype} "
+        "values it loaded, without converting them. Convert right after each tl.load "
+        "(.to(tl.float32)), and back to the output's dtype only at the store.",
+        line=limit.line,
+    )
+
+
+def _is_half_tensor(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.dtype in (torch.bfloat16, torch.float16)
 
 
 def call_or_refuse(impl: Learner, name: str, *args: Any, **kwargs: Any) -> bool:
@@ -176,14 +215,18 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
         )
     kernel_line = (_compile_error_line(root, path) if _is_compile_error(root) else None) or line
     chain_text = "\n".join(str(e) for e in _chain(exc))
-    if _HALF_MATH.search(chain_text):
-        # Triton refuses exp/sqrt/sigmoid on 16-bit floats, and older interpreters cannot do
-        # bf16 arithmetic at all: the missing upcast after a load, named as such.
+    half = _HALF_MATH.search(chain_text)
+    half_dispatch = _half_precision_dispatch(exc)
+    if half or half_dispatch:
+        # Triton refuses exp/sqrt/sigmoid on 16-bit floats, libdevice has no 16-bit versions,
+        # and older interpreters cannot do bf16 arithmetic at all: the missing upcast after a
+        # load, named as such (the same code refuses it on a GPU).
+        said = half.group(0) if half else f"a libdevice function got {half_dispatch} values"
         return DrillFailure(
             dx.BF16_NO_UPCAST,
-            f"{path.name}:{kernel_line}: math on 16-bit float values: "
-            f"{_HALF_MATH.search(chain_text).group(0)}",
-            "Triton's math functions (exp, sqrt, sigmoid, ...) accept only fp32 and fp64 values.",
+            f"{path.name}:{kernel_line}: math on 16-bit float values: {said}",
+            "Triton's math functions (exp, sqrt, sigmoid, libdevice's tanh, ...) accept only "
+            "fp32 and fp64 values.",
             line=kernel_line,
         )
     if _is_compile_error(root):
@@ -219,6 +262,27 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
 
 
 _HALF_MATH = re.compile(r"Expected dtype \[.*\] but got (bf16|fp16)|has no attribute 'get_bf16'")
+_HALF_FLOATS = ("bf16", "fp16")
+
+
+def _half_precision_dispatch(exc: BaseException) -> str | None:
+    """The 16-bit float dtype ("bf16") a libdevice call found no version for, else None.
+
+    `tl.core.extern_elementwise` looks the argument dtypes up in the function's table
+    (fp32 and fp64 only): bf16 arguments raise KeyError((bf16,)), in the interpreter as in
+    the GPU's compiler, where it read as a compile error with no line of the learner's.
+    """
+    for error in _chain(exc):
+        if not isinstance(error, KeyError) or not error.args:
+            continue
+        try:
+            dtypes = list(error.args[0])  # a tuple of tl.dtype (triton's own tuple class)
+        except TypeError:
+            continue
+        half = [d.name for d in dtypes if getattr(d, "name", None) in _HALF_FLOATS]
+        if half:
+            return half[0]
+    return None
 
 
 def deepest_line(exc: BaseException, path: Path) -> int | None:
