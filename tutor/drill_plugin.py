@@ -110,4 +110,4 @@ def impl(request: pytest.FixtureRequest) -> learner.Learner:
     catalogue = load_catalogue(paths)
     drill = catalogue.drill(request.module.DRILL)
     path = paths.resolve_impl(drill.file, request.config.getoption("--impl"))
-    return learner.load(path, drill.functions)
+    return learner.load(path, drill.functions, drill.torch_core)

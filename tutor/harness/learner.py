@@ -3,7 +3,8 @@
 Loading problems (no file, a syntax error, an exception at import, a function missing) and errors
 while a function runs (NotImplementedError from a starter, a Triton compile error, a Python error,
 a CUDA fault) become `DrillFailure`s with a diagnosis and, where it can be found, the line of the
-learner's file. A call that launches no Triton kernel is named too.
+learner's file. A call that launches no Triton kernel, or that calls one of the drill's core
+torch operations (drills.yaml's `torch_core`), is named too (`torch-fallback`).
 """
 
 from __future__ import annotations
@@ -24,10 +25,15 @@ from tutor.harness import interpreter, launches
 from tutor.harness.allocations import GuardedAllocations
 from tutor.harness.failures import DrillFailure
 from tutor.harness.inputs import same_layout
+from tutor.harness.torch_calls import CoreCalls
 
 
-def load(path: Path, functions: tuple[str, ...]) -> Learner:
-    """Import `path` as a fresh module and check it defines `functions`."""
+def load(path: Path, functions: tuple[str, ...], torch_core: tuple[str, ...] = ()) -> Learner:
+    """Import `path` as a fresh module and check it defines `functions`.
+
+    `torch_core`: the torch operations that do the drill's work (drills.yaml); a call to one
+    while a function runs is `torch-fallback`.
+    """
     if not path.is_file():
         raise DrillFailure(dx.MISSING_FILE, f"{path} does not exist")
     launches.install()
@@ -72,32 +78,37 @@ def load(path: Path, functions: tuple[str, ...]) -> Learner:
             f"{path.name} does not define {', '.join(missing)}",
             "The tests call these functions by name; keep the names and signatures of the starter.",
         )
-    return Learner(module, path)
+    return Learner(module, path, torch_core)
 
 
 class Learner:
     """The learner's module; attribute access gives its functions wrapped by `observed`."""
 
-    def __init__(self, module: ModuleType, path: Path) -> None:
+    def __init__(self, module: ModuleType, path: Path, torch_core: tuple[str, ...] = ()) -> None:
         self.module = module
         self.path = path
+        self.torch_core = torch_core
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
-        return observed(getattr(self.module, name), name, self.path)
+        return observed(getattr(self.module, name), name, self.path, self.torch_core)
 
 
 # Programs the last observed call's launches asked for: 0 when its grids rounded down to nothing.
 last_call_programs: int | None = None
 
 
-def observed(fn: Callable[..., Any], name: str, path: Path) -> Callable[..., Any]:
-    """`fn` that turns errors into diagnoses and insists on at least one Triton launch."""
+def observed(
+    fn: Callable[..., Any], name: str, path: Path, torch_core: tuple[str, ...] = ()
+) -> Callable[..., Any]:
+    """`fn` that turns errors into diagnoses and insists that Triton does the work: at least
+    one launch, and no call to one of the drill's `torch_core` operations."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
         global last_call_programs
         before, programs_before = launches.count(), launches.programs()
         try:
-            with GuardedAllocations() as allocations:
+            # The fence first, so that the core calls seen are the learner's, not its copies.
+            with GuardedAllocations() as allocations, CoreCalls(torch_core) as core_calls:
                 result = fn(*args, **kwargs)
         except DrillFailure:
             raise
@@ -114,6 +125,13 @@ def observed(fn: Callable[..., Any], name: str, path: Path) -> Callable[..., Any
                 dx.TORCH_FALLBACK,
                 f"{name} returned without launching a Triton kernel",
                 "The drill is to compute the result in your @triton.jit kernel, not with torch.",
+            )
+        if core_calls.calls:
+            raise DrillFailure(
+                dx.TORCH_FALLBACK,
+                f"{name} launched a Triton kernel, but called {', '.join(core_calls.calls)}",
+                "That torch call does this drill's work, which is the kernel's to do: move it "
+                "into your @triton.jit kernel (allocating, views and copies in torch are fine).",
             )
         return result
 
@@ -164,7 +182,7 @@ def call_or_refuse(impl: Learner, name: str, *args: Any, **kwargs: Any) -> bool:
     function = getattr(impl.module, name)
     before = launches.count()
     try:
-        observed(function, name, impl.path)(*args, **kwargs)
+        observed(function, name, impl.path, impl.torch_core)(*args, **kwargs)
     except DrillFailure as failure:
         refused = failure.diagnosis == dx.PYTHON_ERROR and isinstance(
             failure.error, RuntimeError | ValueError
