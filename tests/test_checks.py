@@ -225,6 +225,34 @@ def test_exact_zeros_from_a_boundary_on_in_a_zero_filled_output_are_grid_too_sma
     assert _diagnosis(near_zero, want).diagnosis == dx.MISMATCH
 
 
+def test_a_failure_carries_the_numbers_and_the_pattern_of_what_is_wrong():
+    """facts: how many values are wrong, where the first is, and the shape (for the hints)."""
+    want = torch.arange(1.0, 41.0).reshape(4, 10)
+    end = want.clone()
+    end[3, 4:] = -1.0
+    facts = _diagnosis(end, want).facts
+    assert (facts["wrong"], facts["total"], facts["first"]) == (6, 40, "[3, 4]")
+    assert facts["pattern"] == "end"
+    rows = want.clone()
+    rows[1] = want[3].flip(0)  # another row's values: the row address, not a scale
+    assert _diagnosis(rows, want).facts["pattern"] == "rows"
+    scaled = want.clone()
+    scaled[1:3] *= 0.5
+    facts = _diagnosis(scaled, want).facts
+    assert facts["pattern"] == "factor" and facts["factor"] == "x0.5, x0.5"
+    nan = want.clone()
+    nan[0] = float("nan")
+    assert _diagnosis(nan, want).facts["pattern"] == "nan"
+    scattered = want.clone()
+    scattered[0, 3] = scattered[2, 7] = 0.5
+    assert _diagnosis(scattered, want).facts["pattern"] == ""
+    zeros = torch.randn(1000) + 3.0
+    cut = zeros.clone()
+    cut[768:] = 0.0
+    assert _diagnosis(cut, zeros).facts["fill"] == "zeros"
+    assert where_wrong(end, want, TOL)["facts"]["wrong"] == 6
+
+
 def test_the_worst_error_is_the_same_with_or_without_nan_around():
     """The all-finite shortcut and the masked path give the same ratio for the same errors."""
     from tutor.harness.checks import _excess

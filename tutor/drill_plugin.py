@@ -80,6 +80,7 @@ def pytest_runtest_call(item: pytest.Item):
                     "instead of NaN: the kernel makes them itself (inf - inf, 0 * inf, 0 / 0).",
                     where=failure.where,
                     error_map=failure.error_map,
+                    facts=failure.facts,
                 ) from None
         except Exception:  # noqa: BLE001 - the re-run is evidence only; the claim stands
             pass

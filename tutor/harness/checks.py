@@ -23,6 +23,10 @@ from tutor.harness import errormap, interpreter, learner
 from tutor.harness.allocations import LEAKY_MASK, never_written
 from tutor.harness.failures import DrillFailure
 
+# What a never-written output holds, as a failure's facts["fill"] (for the hint texts).
+EMPTY = "empty"  # the sentinel the fence fills torch.empty with
+ZEROS = "zeros"  # the zeros of torch.zeros
+
 
 @dataclass(frozen=True)
 class Suspect:
@@ -84,9 +88,12 @@ def expect_close(
     message = describe_mismatch(got, want, tol, what)
     wrong, unwritten, located = _located(actual, expected, tol)
 
-    def failure(diagnosis: str, text: str = message, details: str = "") -> DrillFailure:
+    def failure(
+        diagnosis: str, text: str = message, details: str = "", fill: str = ""
+    ) -> DrillFailure:
+        facts = {**located.facts, **({"fill": fill} if fill else {})}
         return DrillFailure(
-            diagnosis, text, details, where=located.where, error_map=located.picture
+            diagnosis, text, details, where=located.where, error_map=located.picture, facts=facts
         )
 
     for suspect in suspects:
@@ -99,6 +106,7 @@ def expect_close(
                 f"{what} was never written: the kernel was launched with a grid of 0 programs",
                 "The grid's size rounded down to nothing for this input (n // BLOCK with n "
                 "smaller than BLOCK is 0): count programs with triton.cdiv, which rounds up.",
+                EMPTY,
             )
         if bool(unwritten.all()):
             raise failure(
@@ -115,6 +123,7 @@ def expect_close(
                 "written, and everything before it is right: the grid launched too few "
                 "programs to cover the output (the count rounds down, or counts the wrong "
                 "dimension).",
+                EMPTY,
             )
         cut = _unlaunched_along_one_axis(unwritten)
         if cut is not None:
@@ -126,12 +135,13 @@ def expect_close(
                 f"{first} on was never written, and everything else is right: the grid "
                 "launched too few programs along that dimension (its count rounds down, or "
                 "counts the wrong dimension).",
+                EMPTY,
             )
     zeroed = _zero_filled_tail(got, want, wrong)
     if zeroed is not None:
         whole = bool(wrong.all()) or not got.any()
         if not whole or learner.last_call_programs == 0:
-            raise failure(dx.GRID_TOO_SMALL, message, zeroed)
+            raise failure(dx.GRID_TOO_SMALL, message, zeroed, ZEROS)
     if fp32_rerun is not None and expected.dtype != torch.float32 and fp32_expected is not None:
         rerun = fp32_rerun()
         if (
@@ -289,10 +299,10 @@ def where_wrong(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance) ->
 
         raise DrillFailure(diagnosis, message, details, **where_wrong(out, want, tol))
 
-    the same sentence and picture `expect_close` attaches to its own failures.
+    the same sentence, picture and facts `expect_close` attaches to its own failures.
     """
     located = _located(actual, expected, tol)[2]
-    return {"where": located.where, "error_map": located.picture}
+    return {"where": located.where, "error_map": located.picture, "facts": located.facts}
 
 
 def _located(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance):
