@@ -287,8 +287,9 @@ def _half_precision_dispatch(exc: BaseException) -> str | None:
     """The 16-bit float dtype ("bf16") a libdevice call found no version for, else None.
 
     `tl.core.extern_elementwise` looks the argument dtypes up in the function's table
-    (fp32 and fp64 only): bf16 arguments raise KeyError((bf16,)), in the interpreter as in
-    the GPU's compiler, where it read as a compile error with no line of the learner's.
+    (fp32 and fp64 only): bf16 arguments raise KeyError((bf16,)). The interpreter and the
+    GPU's compiler run the same lookup (the compiler's CompilationError is raised from it),
+    and both read it as a compile error before.
     """
     for error in _chain(exc):
         if not isinstance(error, KeyError) or not error.args:
