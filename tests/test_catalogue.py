@@ -64,6 +64,12 @@ def test_minimal_catalogue_gets_defaults(tmp_path):
         cat.drill("zz")
 
 
+def test_a_drill_declares_its_core_torch_operations(tmp_path):
+    text = GOOD.replace("functions: [f]\n", "functions: [f]\n    torch_core: [matmul, linear]\n")
+    assert load_catalogue(_write(tmp_path, text)).drill("a1").torch_core == ("matmul", "linear")
+    assert load_catalogue(_write(tmp_path, GOOD)).drill("a1").torch_core == ()
+
+
 def test_a_drill_declares_its_mistakes(tmp_path):
     drill = load_catalogue(_write(tmp_path, WITH_MISTAKES)).drill("a1")
     assert drill.mistakes == (
@@ -106,6 +112,15 @@ def test_a_drill_declares_its_mistakes(tmp_path):
             r"drill 'a1': key 'functions' must be list",
         ),
         (GOOD + "    colour: red\n", r"drill 'a1': unknown key 'colour'"),
+        (
+            GOOD + "    torch_core: matmul\n",
+            r"drills\.yaml:5: drill 'a1': key 'torch_core' must be list",
+        ),
+        (
+            GOOD + "    torch_core: [torch.matmul]\n",
+            r"drills\.yaml:5: drill 'a1': key 'torch_core' must list torch operation names",
+        ),
+        (GOOD + "    torch_core: [mm, mm]\n", r"an operation is listed twice in 'torch_core'"),
         (GOOD + "    bench: [{function: g, shape: {n: 4}}]\n", r"bench function 'g' is not in"),
     ],
 )

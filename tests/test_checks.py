@@ -190,6 +190,69 @@ def test_a_grid_axis_that_stops_short_is_grid_too_small_not_a_mismatch():
     assert _diagnosis(scattered, want).diagnosis == dx.MISMATCH
 
 
+def test_exact_zeros_from_a_boundary_on_in_a_zero_filled_output_are_grid_too_small():
+    """torch.zeros output and a grid that rounds down: exact zeros from a block (16 values) or
+    row boundary on where the reference is not 0, the rest right. Zeros the reference has
+    too are not evidence, and zeros that start off any boundary are a mask, not a grid."""
+    want = torch.randn(1000) + 3.0
+    got = want.clone()
+    got[768:] = 0.0  # three programs of 256
+    failure = _diagnosis(got, want)
+    assert failure.diagnosis == dx.GRID_TOO_SMALL
+    assert "from index 768 of 1000 on reads exactly 0" in failure.details
+    rows = torch.randn(7, 123) + 3.0
+    cut = rows.clone()
+    cut[5:] = 0.0  # rows 5 and 6: a row boundary (615 is no multiple of 16)
+    assert _diagnosis(cut, rows).diagnosis == dx.GRID_TOO_SMALL
+    legit = want.clone()
+    legit[760:768] = 0.0  # the reference is 0 before the boundary too: still the same verdict
+    got_legit = legit.clone()
+    got_legit[768:] = 0.0
+    assert _diagnosis(got_legit, legit).diagnosis == dx.GRID_TOO_SMALL
+    columns = torch.randn(5, 70) + 3.0
+    cols_cut = columns.clone()
+    cols_cut[:, 64:] = 0.0  # the last column block of every row
+    assert "Along dimension 1 (size 70)" in _diagnosis(cols_cut, columns).details
+    mask = want.clone()
+    mask[999:] = 0.0  # one lane: a mask too strict
+    assert _diagnosis(mask, want).diagnosis == dx.MISMATCH
+    mixed = want.clone()
+    mixed[768:] = 0.0
+    mixed[3] = 9.0  # something else wrong too
+    assert _diagnosis(mixed, want).diagnosis == dx.MISMATCH
+    near_zero = want.clone()
+    near_zero[768:] = 1e-3  # small but written: not never written
+    assert _diagnosis(near_zero, want).diagnosis == dx.MISMATCH
+
+
+def test_a_failure_carries_the_numbers_and_the_pattern_of_what_is_wrong():
+    """facts: how many values are wrong, where the first is, and the shape (for the hints)."""
+    want = torch.arange(1.0, 41.0).reshape(4, 10)
+    end = want.clone()
+    end[3, 4:] = -1.0
+    facts = _diagnosis(end, want).facts
+    assert (facts["wrong"], facts["total"], facts["first"]) == (6, 40, "[3, 4]")
+    assert facts["pattern"] == "end"
+    rows = want.clone()
+    rows[1] = want[3].flip(0)  # another row's values: the row address, not a scale
+    assert _diagnosis(rows, want).facts["pattern"] == "rows"
+    scaled = want.clone()
+    scaled[1:3] *= 0.5
+    facts = _diagnosis(scaled, want).facts
+    assert facts["pattern"] == "factor" and facts["factor"] == "x0.5, x0.5"
+    nan = want.clone()
+    nan[0] = float("nan")
+    assert _diagnosis(nan, want).facts["pattern"] == "nan"
+    scattered = want.clone()
+    scattered[0, 3] = scattered[2, 7] = 0.5
+    assert _diagnosis(scattered, want).facts["pattern"] == ""
+    zeros = torch.randn(1000) + 3.0
+    cut = zeros.clone()
+    cut[768:] = 0.0
+    assert _diagnosis(cut, zeros).facts["fill"] == "zeros"
+    assert where_wrong(end, want, TOL)["facts"]["wrong"] == 6
+
+
 def test_the_worst_error_is_the_same_with_or_without_nan_around():
     """The all-finite shortcut and the masked path give the same ratio for the same errors."""
     from tutor.harness.checks import _excess

@@ -111,3 +111,79 @@ def test_stages_render_as_markdown_code_and_as_plain_text_from_one_source():
     assert "```" not in plain and "      # the sum\n      s = tl.sum(x, axis=0)" in plain
     prose = "q = qkv.view(T, 3, H, D)[:, 0] has strides (3*H*D, D, 1): tokens are\napart."
     assert [kind for kind, _ in stage_blocks(prose)] == ["prose"]
+
+
+def _failed_with(course, diagnosis, facts, drill="t0"):
+    tests = [TestResult("t::a", "failed", diagnosis=diagnosis, facts=facts)]
+    return RunResult(drill, "mine.py", FAILED, tests=tests, diagnoses=[diagnosis])
+
+
+def test_a_stage_carries_the_runs_own_numbers_and_reads_well_without_them(course):
+    coach = _coach(course)
+    facts = {"wrong": 232, "total": 1000, "first": "768", "fill": "zeros", "pattern": "end"}
+    view = coach.record_run(_failed_with(course, "grid-too-small", facts))
+    assert "232 of 1000 values at its end (from index 768 on) read exactly 0" in view.stages[0]
+    assert "<" not in view.stages[0]
+    again = _coach(course).current("t0")  # the numbers are kept with the run, for `tutor hint`
+    assert again.stages == view.stages
+    bare = coach.record_run(_failed_with(course, "grid-too-small", {}))
+    assert "some values at its end (from one position on) were never written" in bare.stages[0]
+
+
+def test_a_generic_ladder_follows_where_the_output_is_wrong(course):
+    """mismatch: only the end -> the grid and the last mask; whole rows -> strides; off by one
+    factor -> a constant or a scale; NaN rows -> padding and masks; else the formula."""
+    coach = _coach(course)
+    book = HintBook(course.hints_dir, "t0")
+    ladder = book.ladder("mismatch")
+    told = {}
+    for pattern in ("end", "rows", "factor", "nan", ""):
+        facts = {"wrong": 6, "total": 1200, "rows": 8, "wrong_rows": 2, "first": "[2, 0]"}
+        facts.update({"pattern": pattern, "factor": "x0.5"} if pattern else {})
+        coach.record_run(_failed_with(course, "mismatch", facts))
+        for _ in range(2):
+            coach.reveal_next("t0")
+        told[pattern] = coach.current("t0").stages
+        assert len(told[pattern]) == len(ladder.stages) == 3
+    assert "cdiv" in told["end"][2] and "last" in told["end"][0]
+    assert "stride" in told["rows"][1] and "2 of 8 rows" in told["rows"][0]
+    assert "(x0.5)" in told["factor"][0] and "divisor" in told["factor"][0]
+    assert "padding" in told["nan"][1] and "6 of 1200 values" in told["nan"][0]
+    assert "by hand from the formula" in told[""][1]
+    assert len({stages for stages in told.values()}) == 5
+
+
+def test_code_in_a_last_stage_says_it_uses_the_references_names(course):
+    from tutor.hints import REFERENCE_NAMES
+
+    book = HintBook(course.hints_dir, "t2")
+    assert book.ladder("padding-neg-inf").stages[-1].endswith(REFERENCE_NAMES)
+    assert book.ladder("mismatch").stages_for("end")[-1].endswith(REFERENCE_NAMES)
+    assert not book.ladder("mismatch").stages[-1].endswith(REFERENCE_NAMES)  # prose only
+    assert REFERENCE_NAMES not in book.ladder("padding-neg-inf").stages[0]
+
+
+def test_placeholders_outside_the_list_and_code_in_angle_brackets_stay():
+    from tutor.hints import fill
+
+    filled = fill("<drill> in <file>: <count>", "t0", "t0_add.py", {})
+    assert filled == "t0 in t0_add.py: some values"
+    assert fill("if a<b> and <nope>", "t0", "f", {"wrong": 1}) == "if a<b> and <nope>"
+
+
+def test_a_when_block_must_name_a_pattern_and_match_the_stages(tmp_path):
+    import pytest
+
+    from tutor.hints import HintFileError, drill_ladders
+
+    def write(text):
+        (tmp_path / "x.yaml").write_text(
+            "format: 1\ndiagnoses:\n  m:\n    title: T\n    stages: [a, b, c]\n" + text
+        )
+        return drill_ladders(tmp_path, "x")
+
+    assert write("    when:\n      end: [d, e, f]\n")["m"].stages_for("end") == ("d", "e", "f")
+    with pytest.raises(HintFileError, match="unknown pattern 'tail'"):
+        write("    when:\n      tail: [d, e, f]\n")
+    with pytest.raises(HintFileError, match="'when: rows' needs 3 stages"):
+        write("    when:\n      rows: [d, e]\n")

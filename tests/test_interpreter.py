@@ -77,6 +77,28 @@ if os.environ.get(CHILD):  # the kernels exist in the child only, interpreted an
         tl.make_block_ptr(x_ptr, (4,), (1,), (0,), (4,), (0,))
 
     @triton.jit
+    def transpose_tile(x_ptr, y_ptr, M: tl.constexpr, N: tl.constexpr):
+        rows, cols = tl.arange(0, M)[:, None], tl.arange(0, N)[None, :]
+        tile = tl.load(x_ptr + rows * N + cols)
+        tl.store(y_ptr + tl.arange(0, N)[:, None] * M + tl.arange(0, M)[None, :], tile.T)
+
+    @triton.jit
+    def libdevice_on_loaded(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        o = tl.arange(0, BLOCK)
+        tl.store(y_ptr + o, libdevice.tanh(tl.load(x_ptr + o)))
+
+    @triton.jit
+    def atomic_sum(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        o = tl.arange(0, BLOCK)
+        tl.atomic_add(out_ptr + o, tl.load(x_ptr + o))
+
+    def sums_like_x(x):
+        """A learner function: atomics into an output of x's dtype (bf16 memory for bf16 x)."""
+        out = torch.zeros_like(x)
+        atomic_sum[(2,)](x, out, BLOCK=x.numel())
+        return out
+
+    @triton.jit
     def helper(v):
         return tl.sum(v, axis=0)
 
@@ -216,3 +238,41 @@ def test_bf16_no_upcast_says_it_depends_on_the_backend(k):
         )
     assert caught.value.diagnosis == dx.BF16_NO_UPCAST
     assert "depends on the backend" in caught.value.details
+
+
+def test_tile_dot_t_is_a_transpose_not_a_global(k):
+    # `tile.T` put "T" among the kernel's names, and the interpreter's own globals (a TypeVar
+    # T among them) are copied into the kernel's module: it was refused as a plain global.
+    x = torch.arange(32.0).reshape(4, 8)
+    y = torch.empty(8, 4)
+    k.transpose_tile[(1,)](x, y, M=4, N=8)
+    assert torch.equal(y, x.T)
+
+
+def test_libdevice_on_bf16_values_is_bf16_no_upcast(k):
+    # libdevice has fp32 and fp64 versions only: the lookup's KeyError is the GPU's too.
+    x = torch.linspace(-2.0, 2.0, 8).to(torch.bfloat16)
+    with pytest.raises(Exception) as caught:
+        k.libdevice_on_loaded[(1,)](x, torch.empty_like(x), BLOCK=8)
+    failure = classify(caught.value, "kernel", Path(__file__))
+    assert failure.diagnosis == dx.BF16_NO_UPCAST
+    assert "bf16" in failure.message
+    assert "libdevice.tanh" in Path(__file__).read_text().splitlines()[failure.line - 1]
+
+
+def test_an_interpreter_limit_on_bf16_values_is_bf16_no_upcast_when_fp32_runs(k):
+    # The interpreter's atomics refuse bf16 memory (a GPU runs them): a limit on its own...
+    from tutor.harness import DrillFailure, launches, observe
+
+    launches.install()  # as learner.load does: observe counts the launches
+    x = torch.linspace(-2.0, 2.0, 8).to(torch.bfloat16)
+    with pytest.raises(Exception) as caught:
+        k.atomic_sum[(1,)](x, torch.zeros_like(x), BLOCK=8)
+    assert classify(caught.value, "kernel", Path(__file__)).diagnosis == dx.INTERPRETER_LIMIT
+    # ... but the learner's function runs on fp32 copies of its inputs: bf16 arithmetic.
+    with pytest.raises(DrillFailure) as observed:
+        observe(k.sums_like_x, "sums_like_x", Path(__file__))(x)
+    assert observed.value.diagnosis == dx.BF16_NO_UPCAST
+    assert "fp32 copies" in observed.value.details
+    summed = observe(k.sums_like_x, "sums_like_x", Path(__file__))(x.float())
+    torch.testing.assert_close(summed, 2 * x.float())

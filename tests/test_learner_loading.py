@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from tutor import diagnoses as dx
 from tutor.harness import learner
@@ -60,3 +61,48 @@ def test_errors_while_running_are_classified(tmp_path):
     with pytest.raises(DrillFailure) as caught:
         module.torch_only([1])
     assert caught.value.diagnosis == dx.TORCH_FALLBACK
+
+
+def test_a_core_torch_operation_is_a_fallback_even_beside_a_kernel(tmp_path):
+    """A drill's `torch_core` operations (drills.yaml), called while the learner's function
+    runs, are `torch-fallback` although a kernel was launched; allocations, views, copies and
+    operations outside the core are not."""
+    path = tmp_path / "mine.py"
+    path.write_text(
+        "import torch\n"
+        "import torch.nn.functional as F\n"
+        "from tutor.harness import launches\n"
+        "def launch():\n"
+        "    launches._count += 1  # stands in for kernel[grid](...)\n"
+        "def by_operator(x):\n"
+        "    launch()\n"
+        "    return x @ x\n"
+        "def by_functional(x):\n"
+        "    launch()\n"
+        "    return F.linear(x, x)\n"
+        "def plumbing(x):\n"
+        "    launch()\n"
+        "    y = torch.empty_like(x).view(-1)\n"
+        "    y.copy_(x.t().contiguous().view(-1))\n"
+        "    return (y + 1).sum()\n"
+    )
+    module = learner.load(path, ("by_operator", "by_functional"), ("matmul", "linear"))
+    x = torch.ones(3, 3)
+    for name, shown in (("by_operator", "Tensor.matmul (a @ b)"), ("by_functional", "linear")):
+        with pytest.raises(DrillFailure) as caught:
+            getattr(module, name)(x)
+        assert caught.value.diagnosis == dx.TORCH_FALLBACK
+        assert "launched a Triton kernel, but called" in caught.value.message
+        assert shown in caught.value.message
+    assert module.plumbing(x) == 18.0
+    assert learner.load(path, ("by_operator",)).by_operator(x).shape == (3, 3)  # no core declared
+
+
+def test_operations_are_matched_by_name_however_spelled():
+    from tutor.harness.torch_calls import operation
+
+    assert operation(torch.Tensor.__rmatmul__) == "matmul"
+    assert operation(torch.Tensor.exp_) == "exp"
+    assert operation(torch.nn.functional.softmax) == "softmax"
+    assert operation(torch.Tensor.__index__) == "index"
+    assert operation(torch.Tensor.__int__) == "int"

@@ -14,7 +14,10 @@ def test_ok():
     pass
 
 def test_diagnosed():
-    raise DrillFailure("padding-where", "y: 3 of 10 values differ", "Your y matches x.", line=12)
+    raise DrillFailure(
+        "padding-where", "y: 3 of 10 values differ", "Your y matches x.", line=12,
+        facts={"wrong": 3, "total": 10, "pattern": "end", "odd": object()},
+    )
 
 def test_plain_assert():
     assert 1 == 2
@@ -75,6 +78,12 @@ def test_outcomes_diagnoses_and_messages(events):
     assert diagnosed["diagnosis"] == "padding-where"
     assert diagnosed["message"] == "y: 3 of 10 values differ"
     assert diagnosed["details"] == "Your y matches x." and diagnosed["line"] == 12
+    # The numbers for the hint texts travel with it; what JSON cannot carry is dropped.
+    assert diagnosed["facts"] == {"wrong": 3, "total": 10, "pattern": "end"}
+    from tutor.events import TestFinished, decode
+
+    decoded = decode(json.dumps(diagnosed))
+    assert isinstance(decoded, TestFinished) and decoded.result.facts == diagnosed["facts"]
     assert by_name["test_plain_assert"]["diagnosis"] == "mismatch"
     assert by_name["test_error"]["diagnosis"] is None
     assert by_name["test_error"]["message"].startswith("KeyError")

@@ -3,8 +3,9 @@
 The file has a format version, a list of tracks and a list of drills. Each drill names its
 learner file; every other path (starter, solution, tests, lesson, hints, mutants, bench recipe)
 is derived from it by `tutor.paths.CoursePaths`. Each drill declares its own mistakes (the
-diagnosis ids its tests can name, beyond the generic ones of `tutor.diagnoses`). Errors name the
-file, the line, the drill and the key.
+diagnosis ids its tests can name, beyond the generic ones of `tutor.diagnoses`) and the torch
+operations that are its core work (`torch_core`: calling one is `torch-fallback`). Errors name
+the file, the line, the drill and the key.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ FORMAT_VERSION = 2
 _ID = re.compile(r"^[a-z][a-z0-9_-]*$")
 _FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\.py$")
 _DTYPES = {"float32", "float16", "bfloat16"}
+_OPERATION = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
 class CatalogueError(YamlFileError):
@@ -65,6 +67,9 @@ class Drill:
     title: str
     file: str
     functions: tuple[str, ...]
+    # The torch operations that do the drill's work (matched by name, tutor.harness.torch_calls):
+    # a call to one while the learner's function runs is `torch-fallback`.
+    torch_core: tuple[str, ...] = ()
     taught: str = ""
     coming: bool = False  # listed but not yet playable
     bench: tuple[BenchCase, ...] = field(default_factory=tuple)
@@ -180,6 +185,15 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
     functions = reader.key(raw, "functions", list, what)
     if not functions or not all(isinstance(f, str) and f.isidentifier() for f in functions):
         raise reader.fail(f"{what}: key 'functions' must list Python function names", raw)
+    torch_core = reader.key(raw, "torch_core", list, what, [])
+    if not all(isinstance(op, str) and _OPERATION.match(op) for op in torch_core):
+        raise reader.fail(
+            f"{what}: key 'torch_core' must list torch operation names "
+            "(lower-case, as torch spells them: matmul, softmax, layer_norm)",
+            raw,
+        )
+    if len(set(torch_core)) != len(torch_core):
+        raise reader.fail(f"{what}: an operation is listed twice in 'torch_core'", raw)
     bench = tuple(
         _bench(reader, case, what, functions) for case in reader.key(raw, "bench", list, what, [])
     )
@@ -198,6 +212,7 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
         "title",
         "file",
         "functions",
+        "torch_core",
         "taught",
         "coming",
         "bench",
@@ -212,6 +227,7 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
         title=reader.key(raw, "title", str, what),
         file=file,
         functions=tuple(functions),
+        torch_core=tuple(torch_core),
         taught=reader.key(raw, "taught", str, what, ""),
         coming=reader.key(raw, "coming", bool, what, False),
         bench=bench,

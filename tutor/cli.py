@@ -229,7 +229,7 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         except OSError as exc:  # a full disk: the verdict is still worth showing
             not_saved = exc
     if not recorded and result.diagnoses:  # show the first stage, remember nothing
-        view = coach.preview(drill.id, result.diagnoses[0])
+        view = coach.preview(drill.id, result.diagnoses[0], result)
     never_ran: list[str] = []
     if result.status in (TIMEOUT, CRASHED):  # name the tests the run never reached
         from tutor.collect import never_ran as missing

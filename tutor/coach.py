@@ -3,6 +3,10 @@
 After a failing run the most specific diagnosis becomes the active one, and its first stage is
 revealed by itself the first time it appears. Further stages come only on request, one at a
 time. What was revealed is kept in the progress file, so the CLI and the app agree.
+
+The stages fit the run: the first failed test with the active diagnosis gives its facts (how
+many values are wrong, where, the pattern: tutor.harness.errormap), which are kept with the
+last run; the ladder's stages for that pattern are shown, with the numbers filled in.
 """
 
 from __future__ import annotations
@@ -56,6 +60,7 @@ class Coach:
             "at": p.now(),
             "passed_tests": sum(t.outcome == "passed" for t in result.tests),
             "tests": len(result.tests),
+            "facts": facts_of(result, result.diagnoses[0] if result.diagnoses else None),
         }
         if result.passed:
             state.passed_runs += 1
@@ -77,27 +82,31 @@ class Coach:
             return None
         ladder = self.book(drill_id).ladder(diagnosis)
         shown = min(state.hints.get(diagnosis, 0), len(ladder.stages))
-        return self._view(drill_id, diagnosis, ladder, shown)
+        facts = (state.last_run or {}).get("facts") or {}
+        return self._view(drill_id, diagnosis, ladder, shown, facts)
 
-    def _view(self, drill_id: str, diagnosis: str, ladder: Ladder, shown: int) -> HintView:
+    def _view(
+        self, drill_id: str, diagnosis: str, ladder: Ladder, shown: int, facts: dict
+    ) -> HintView:
         try:
             file = self.catalogue.drill(drill_id).file
         except KeyError:
             file = "<file>"
-        stages = tuple(fill(stage, drill_id, file) for stage in ladder.stages[:shown])
+        stages = ladder.stages_for(facts.get("pattern"))
         return HintView(
             drill_id,
             diagnosis,
-            fill(ladder.title, drill_id, file),
-            stages,
-            shown >= len(ladder.stages),
+            fill(ladder.title, drill_id, file, facts),
+            tuple(fill(stage, drill_id, file, facts) for stage in stages[:shown]),
+            shown >= len(stages),
         )
 
-    def preview(self, drill_id: str, diagnosis: str) -> HintView:
-        """The first stage for `diagnosis`, shown for a file other than the learner's own and
-        remembered nowhere."""
+    def preview(self, drill_id: str, diagnosis: str, result: RunResult | None = None) -> HintView:
+        """The first stage for `diagnosis` (fitted to `result`, the run that found it), shown
+        for a file other than the learner's own and remembered nowhere."""
         ladder = self.book(drill_id).ladder(diagnosis)
-        return self._view(drill_id, ladder.diagnosis, ladder, 1)
+        facts = facts_of(result, diagnosis) if result is not None else {}
+        return self._view(drill_id, ladder.diagnosis, ladder, 1, facts)
 
     def reveal_next(self, drill_id: str) -> HintView | None:
         """Reveal one more stage of the active diagnosis (none when there is no failure)."""
@@ -133,3 +142,12 @@ class Coach:
             diagnosis != NOT_STARTED and shown >= len(book.ladder(diagnosis).stages)
             for diagnosis, shown in state.hints.items()
         )
+
+
+def facts_of(result: RunResult, diagnosis: str | None) -> dict:
+    """The facts of the first failed test that `diagnosis` came from (none when no test of the
+    run has any: an error before any comparison)."""
+    for test in result.tests:
+        if test.failed and test.diagnosis == diagnosis and test.facts:
+            return dict(test.facts)
+    return {}

@@ -80,6 +80,7 @@ def pytest_runtest_call(item: pytest.Item):
                     "instead of NaN: the kernel makes them itself (inf - inf, 0 * inf, 0 / 0).",
                     where=failure.where,
                     error_map=failure.error_map,
+                    facts=failure.facts,
                 ) from None
         except Exception:  # noqa: BLE001 - the re-run is evidence only; the claim stands
             pass
@@ -110,4 +111,4 @@ def impl(request: pytest.FixtureRequest) -> learner.Learner:
     catalogue = load_catalogue(paths)
     drill = catalogue.drill(request.module.DRILL)
     path = paths.resolve_impl(drill.file, request.config.getoption("--impl"))
-    return learner.load(path, drill.functions)
+    return learner.load(path, drill.functions, drill.torch_core)

@@ -86,6 +86,7 @@ def _record(raw: dict[str, Any]) -> Event | None:
                 duration=float(raw.get("duration") or 0.0),
                 where=text("where"),
                 error_map=[str(x) for x in raw.get("error_map") or []],
+                facts=plain_facts(raw.get("facts")),
             )
         )
     if kind == "collect_error":
@@ -94,6 +95,17 @@ def _record(raw: dict[str, Any]) -> Event | None:
         status = raw.get("exitstatus")
         return SessionEnded(status if isinstance(status, int) else -1)
     return None
+
+
+def plain_facts(raw: Any) -> dict[str, int | float | str]:
+    """A test's facts as JSON carries them (numbers and strings by name); the rest dropped."""
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(k): v
+        for k, v in raw.items()
+        if isinstance(v, int | float | str) and not isinstance(v, bool)
+    }
 
 
 @dataclass

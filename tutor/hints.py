@@ -2,16 +2,32 @@
 
 Ladders come from `hints/<drill>.yaml`, falling back to `hints/common.yaml` for the ids every
 drill shares. A diagnosis with no ladder anywhere gets the common `mismatch` ladder.
+
+A ladder may also say what to tell for each shape of wrong output the run found
+(`tutor.states.WrongPattern`: only the end, NaN rows, off by one factor, whole rows), with as
+many stages as its plain `stages`:
+
+    mismatch:
+      title: The values are wrong
+      stages: [...]            # when no pattern fits
+      when:
+        end: [...]             # only the end is wrong: the grid and the last mask
+        rows: [...]            # whole rows: strides
+
+and its text may carry the failing run's own numbers through placeholders (`PLACEHOLDERS`),
+each of which reads as a phrase, and reads as a vaguer phrase when the run did not give the
+number: `<count>` is "6 of 1200 values" (or "some values").
 """
 
 from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from tutor.states import WrongPattern
 from tutor.yamlfile import YamlFileError, line_of, load_yaml
 
 COMMON = "common"
@@ -23,6 +39,12 @@ class Ladder:
     diagnosis: str
     title: str
     stages: tuple[str, ...]
+    # Stages for a shape of wrong output (a WrongPattern value), as many as `stages`.
+    when: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def stages_for(self, pattern: str | None) -> tuple[str, ...]:
+        """The stages to tell when the run's output was wrong in `pattern`."""
+        return self.when.get(pattern or "", self.stages)
 
 
 class HintFileError(YamlFileError):
@@ -40,7 +62,7 @@ def _load(path: Path, mtime: float) -> dict[str, Ladder]:
         if (
             not isinstance(raw, dict)
             or not isinstance(raw.get("title"), str)
-            or not (isinstance(stages, list) and stages and all(isinstance(s, str) for s in stages))
+            or not _is_stage_list(stages)
         ):
             raise HintFileError(
                 path,
@@ -48,9 +70,54 @@ def _load(path: Path, mtime: float) -> dict[str, Ladder]:
                 line_of(raw),
             )
         ladders[diagnosis] = Ladder(
-            diagnosis, raw["title"].strip(), tuple(s.strip() for s in stages)
+            diagnosis,
+            raw["title"].strip(),
+            _named(tuple(s.strip() for s in stages)),
+            {p: _named(v) for p, v in _when(path, diagnosis, raw, len(stages)).items()},
         )
     return ladders
+
+
+# The last stage's code is written in the reference solution's names; the learner's differ.
+REFERENCE_NAMES = "The code uses the reference solution's names: put your own kernel's in."
+
+
+def _named(stages: tuple[str, ...]) -> tuple[str, ...]:
+    """`stages` with REFERENCE_NAMES after the last one, when that one shows code."""
+    if not any(kind == "code" for kind, _ in stage_blocks(stages[-1])):
+        return stages
+    return (*stages[:-1], f"{stages[-1]}\n\n{REFERENCE_NAMES}")
+
+
+def _is_stage_list(stages: object) -> bool:
+    return isinstance(stages, list) and bool(stages) and all(isinstance(s, str) for s in stages)
+
+
+def _when(path: Path, diagnosis: str, raw: dict, count: int) -> dict[str, tuple[str, ...]]:
+    """A ladder's `when:` mapping: a known pattern to as many stages as the plain ladder's."""
+    when = raw.get("when") or {}
+    if not isinstance(when, dict):
+        raise HintFileError(
+            path, f"diagnosis '{diagnosis}': 'when' maps patterns to stages", line_of(raw)
+        )
+    known = [p.value for p in WrongPattern]
+    out: dict[str, tuple[str, ...]] = {}
+    for pattern, stages in when.items():
+        if pattern not in known:
+            raise HintFileError(
+                path,
+                f"diagnosis '{diagnosis}': unknown pattern '{pattern}' under 'when' "
+                f"(known: {', '.join(known)})",
+                line_of(when),
+            )
+        if not _is_stage_list(stages) or len(stages) != count:
+            raise HintFileError(
+                path,
+                f"diagnosis '{diagnosis}': 'when: {pattern}' needs {count} stages, as 'stages' has",
+                line_of(when),
+            )
+        out[pattern] = tuple(s.strip() for s in stages)
+    return out
 
 
 def drill_ladders(hints_dir: Path, name: str) -> dict[str, Ladder]:
@@ -160,6 +227,58 @@ def stage_markdown(text: str) -> str:
     return "\n\n".join(parts)
 
 
-def fill(text: str, drill_id: str, file: str) -> str:
-    """Placeholders a ladder may use: `<drill>` (the drill's id) and `<file>` (its file)."""
-    return text.replace("<drill>", drill_id).replace("<file>", file)
+# -- placeholders -----------------------------------------------------------------------------
+# Each is a phrase made from the failing test's facts (tutor.harness.errormap.ErrorMap.facts,
+# carried by the run's record), or, when the run did not give what it needs, the vaguer phrase
+# after it. `<drill>` and `<file>` are the drill's id and its file.
+
+
+def _count(f: dict) -> str:
+    return f"{f['wrong']} of {f['total']} values"
+
+
+def _rows(f: dict) -> str:
+    return f"{f['wrong_rows']} of {f['rows']} rows"
+
+
+def _first(f: dict) -> str:
+    first = str(f["first"])
+    return f"position {first}" if first.startswith("[") else f"index {first}"
+
+
+def _unwritten(f: dict) -> str:
+    if f["fill"] == "zeros":
+        return "read exactly 0, the zeros the tensor was made with"
+    return "still hold the value the empty tensor was filled with"
+
+
+PLACEHOLDERS: dict[str, tuple] = {
+    "count": (_count, "some values"),  # "6 of 1200 values"
+    "rows": (_rows, "some rows"),  # "2 of 8 rows"
+    "first": (_first, "one position"),  # "index 768", "position [2, 0]"
+    "factor": (lambda f: str(f["factor"]), "one factor"),  # "x0.5", "x0.5, x2, ..."
+    "unwritten": (_unwritten, "were never written"),  # what never-written values hold
+}
+_PLACEHOLDER = re.compile(r"<([a-z]+)>")
+
+
+def fill(text: str, drill_id: str, file: str, facts: dict | None = None) -> str:
+    """`text` with its placeholders filled: `<drill>`, `<file>`, and PLACEHOLDERS from `facts`
+    (a missing fact gives the vaguer phrase). Anything else in angle brackets is left as is."""
+    facts = facts or {}
+
+    def phrase(match: re.Match) -> str:
+        name = match.group(1)
+        if name == "drill":
+            return drill_id
+        if name == "file":
+            return file
+        if name not in PLACEHOLDERS:
+            return match.group(0)
+        make, vaguer = PLACEHOLDERS[name]
+        try:
+            return make(facts)
+        except (KeyError, TypeError, ValueError):
+            return vaguer
+
+    return _PLACEHOLDER.sub(phrase, text)

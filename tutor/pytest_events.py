@@ -7,7 +7,8 @@ Events (each a JSON object on its own line, flushed at once):
   {"event": "session_start", "backend": ..., "device_name": ..., "torch": ..., "triton": ...}
   {"event": "test_start", "id": ...}
   {"event": "test", "id", "outcome", "diagnosis", "message", "details", "line", "duration",
-   "where", "error_map"}   (where: one sentence; error_map: text lines; both "" / [] unless a
+   "where", "error_map", "facts"}   (where: one sentence; error_map: text lines; facts: the
+                            numbers behind them for the hint texts; "" / [] / {} unless a
                             value comparison failed)
   {"event": "collect_error", "message": ...}
   {"event": "session_end", "exitstatus": ...}
@@ -23,6 +24,7 @@ from typing import IO, Any
 import pytest
 
 from tutor import diagnoses as dx
+from tutor.events import plain_facts
 
 _EVENTS = pytest.StashKey["EventLog"]()
 
@@ -69,6 +71,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
             "line": error.line,
             "where": getattr(error, "where", ""),
             "error_map": list(getattr(error, "error_map", ())),
+            "facts": plain_facts(getattr(error, "facts", None)),
         }
     elif not call.excinfo.errisinstance(pytest.skip.Exception):
         text = str(error).strip().splitlines()
@@ -141,6 +144,7 @@ class EventLog:
                 "duration": round(so_far + report.duration, 4),
                 "where": info.get("where", ""),
                 "error_map": info.get("error_map", []),
+                "facts": info.get("facts", {}),
             }
         else:
             entry["duration"] = round(so_far + report.duration, 4)

@@ -30,6 +30,9 @@ class TestResult:
     duration: float = 0.0
     where: str = ""  # for a failed value comparison: where the output is wrong, one sentence
     error_map: list[str] = field(default_factory=list)  # ... and its picture, line by line
+    # ... and its numbers, for the hint texts: wrong, total, rows, first, pattern, ...
+    # (tutor.harness.errormap.ErrorMap.facts; tutor.hints.PLACEHOLDERS reads them)
+    facts: dict[str, int | float | str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:

@@ -91,6 +91,7 @@ def _entry(drill: NewDrill) -> str:
         f'    title: "{title}"',
         f"    file: {drill.file}",
         f"    functions: [{', '.join(drill.functions)}]",
+        "    torch_core: []  # TODO: the torch operations that do this drill's work (matmul, ...)",
         '    taught: "TODO: the idea this drill teaches, in one line."',
         "    mistakes:",
         f'      - {{id: {drill.id}-mistake, summary: "TODO: the mistake, in one line"}}',

@@ -51,6 +51,16 @@ class BackendName(_Word):
     CUDA = "cuda"
 
 
+class WrongPattern(_Word):
+    """The shape of what a failed comparison got wrong (a failure's facts["pattern"]): the
+    hint ladders pick their stages by it. tutor.harness.errormap decides which fits."""
+
+    END = "end"  # only the end: a flat suffix, or the last columns of the rows
+    NAN_ROWS = "nan"  # NaN or inf make up most of what is wrong
+    FACTOR = "factor"  # each wrong row is off by one factor
+    ROWS = "rows"  # whole rows wrong, the other rows right
+
+
 _LABELS = {
     RunStatus.PASSED: "passed",
     RunStatus.FAILED: "failed",

@@ -9,8 +9,9 @@
 - `guarded(values)`, `row_sliced(values, slack)`, `padded_tail(n, block, shape, device)`: inputs
   that make mistakes visible (NaN around the data, rows further apart than N).
 - `round_to(values, dtype, backend)`: an fp32 reference rounded as the backend's `.to()` rounds.
-- `observe(fn, name, path)`: call a learner function the way the `impl` fixture does (errors
-  become diagnoses, a call without a Triton launch is `torch-fallback`).
+- `observe(fn, name, path, torch_core=())`: call a learner function the way the `impl` fixture
+  does (errors become diagnoses; a call without a Triton launch, or one that calls a drill's
+  core torch operation, is `torch-fallback`).
 
 The fixtures `impl` (the learner's module, its functions observed), `backend` and `device` come
 from the `tutor.drill_plugin` pytest plugin that drills/tests/conftest.py names.

@@ -2,7 +2,8 @@
 
 `expect_close` is the one comparison every drill test uses. On mismatch it tries, in order:
 shape and dtype; the suspect references the test passed (what each known mistake would produce);
-never-written positions (a grid too small, an output never written); a re-run on fp32 inputs
+never-written positions (a grid too small, an output never written: the sentinel of an empty
+tensor, or the exact zeros of a torch.zeros one from a boundary on); a re-run on fp32 inputs
 (bf16 arithmetic without an upcast); NaN from guarded memory (a missing mask, confirmed by the
 drill plugin's re-run with other guard values); and the generic patterns (NaN/inf, output
 untouched, only the tail wrong). The first that fits becomes the failure's diagnosis; the message
@@ -21,6 +22,10 @@ from tutor import diagnoses as dx
 from tutor.harness import errormap, interpreter, learner
 from tutor.harness.allocations import LEAKY_MASK, never_written
 from tutor.harness.failures import DrillFailure
+
+# What a never-written output holds, as a failure's facts["fill"] (for the hint texts).
+EMPTY = "empty"  # the sentinel the fence fills torch.empty with
+ZEROS = "zeros"  # the zeros of torch.zeros
 
 
 @dataclass(frozen=True)
@@ -83,9 +88,12 @@ def expect_close(
     message = describe_mismatch(got, want, tol, what)
     wrong, unwritten, located = _located(actual, expected, tol)
 
-    def failure(diagnosis: str, text: str = message, details: str = "") -> DrillFailure:
+    def failure(
+        diagnosis: str, text: str = message, details: str = "", fill: str = ""
+    ) -> DrillFailure:
+        facts = {**located.facts, **({"fill": fill} if fill else {})}
         return DrillFailure(
-            diagnosis, text, details, where=located.where, error_map=located.picture
+            diagnosis, text, details, where=located.where, error_map=located.picture, facts=facts
         )
 
     for suspect in suspects:
@@ -98,6 +106,7 @@ def expect_close(
                 f"{what} was never written: the kernel was launched with a grid of 0 programs",
                 "The grid's size rounded down to nothing for this input (n // BLOCK with n "
                 "smaller than BLOCK is 0): count programs with triton.cdiv, which rounds up.",
+                EMPTY,
             )
         if bool(unwritten.all()):
             raise failure(
@@ -114,6 +123,7 @@ def expect_close(
                 "written, and everything before it is right: the grid launched too few "
                 "programs to cover the output (the count rounds down, or counts the wrong "
                 "dimension).",
+                EMPTY,
             )
         cut = _unlaunched_along_one_axis(unwritten)
         if cut is not None:
@@ -125,7 +135,13 @@ def expect_close(
                 f"{first} on was never written, and everything else is right: the grid "
                 "launched too few programs along that dimension (its count rounds down, or "
                 "counts the wrong dimension).",
+                EMPTY,
             )
+    zeroed = _zero_filled_tail(got, want, wrong)
+    if zeroed is not None:
+        whole = bool(wrong.all()) or not got.any()
+        if not whole or learner.last_call_programs == 0:
+            raise failure(dx.GRID_TOO_SMALL, message, zeroed, ZEROS)
     if fp32_rerun is not None and expected.dtype != torch.float32 and fp32_expected is not None:
         rerun = fp32_rerun()
         if (
@@ -166,6 +182,51 @@ def _backend_note(dtype: torch.dtype) -> str:
     if dtype == torch.bfloat16 and interpreter.installed():
         return "\n" + interpreter.BF16_ARITHMETIC_NOTE
     return ""
+
+
+def _zero_filled_tail(got: torch.Tensor, want: torch.Tensor, wrong: torch.Tensor) -> str | None:
+    """Why the output reads as never written into a zero-filled tensor, or None.
+
+    `torch.zeros` output and a grid that rounds down: from a block or row boundary on (the
+    whole end in row-major order, or the end of one axis), the output is exactly 0 where the
+    reference is not, and everything else is right. A correct kernel whose output is 0 there
+    passes before this is asked; here every wrong value must be an exact 0 that the
+    reference does not have, inside a stretch of exact zeros that starts on a boundary.
+    """
+    if not wrong.any() or not bool((got[wrong] == 0).all()):
+        return None
+    zero = got == 0
+    cols = got.shape[-1] if got.dim() else 1
+    flat_zero, flat_wrong = zero.reshape(-1), wrong.reshape(-1)
+    nonzero = (~flat_zero).nonzero()
+    start = int(nonzero[-1]) + 1 if nonzero.numel() else 0  # where the final run of zeros starts
+    first = int(flat_wrong.nonzero()[0])
+    # The first block boundary (16 values: no block is smaller) or row boundary in that run.
+    boundary = min(-(-start // 16) * 16, -(-start // cols) * cols)
+    if boundary <= first:
+        return (
+            f"Everything from index {boundary} of {flat_wrong.numel()} on reads exactly 0 where "
+            "the reference is not, and everything before it is right: that end was never "
+            "written (it holds the zeros the tensor was made with). The grid launched too few "
+            "programs to cover the output (the count rounds down, or counts the wrong dimension)."
+        )
+    for axis in range(1, got.dim()):
+        size = got.shape[axis]
+        along_zero = zero.movedim(axis, 0).reshape(size, -1).all(1)
+        along_wrong = wrong.movedim(axis, 0).reshape(size, -1).any(1)
+        first = int(along_wrong.int().argmax())
+        if first == 0 or not bool(along_zero[first:].all()):
+            continue
+        if axis == got.dim() - 1 and first % 16:
+            continue  # a sliver of the last axis is a mask one lane too strict, not a grid
+        return (
+            f"Along dimension {axis} (size {size}), everything from index {first} on reads "
+            "exactly 0 where the reference is not, and everything else is right: that part was "
+            "never written (it holds the zeros the tensor was made with). The grid launched "
+            "too few programs along that dimension (its count rounds down, or counts the wrong "
+            "dimension)."
+        )
+    return None
 
 
 def _is_suffix(mask: torch.Tensor) -> bool:
@@ -238,10 +299,10 @@ def where_wrong(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance) ->
 
         raise DrillFailure(diagnosis, message, details, **where_wrong(out, want, tol))
 
-    the same sentence and picture `expect_close` attaches to its own failures.
+    the same sentence, picture and facts `expect_close` attaches to its own failures.
     """
     located = _located(actual, expected, tol)[2]
-    return {"where": located.where, "error_map": located.picture}
+    return {"where": located.where, "error_map": located.picture, "facts": located.facts}
 
 
 def _located(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance):

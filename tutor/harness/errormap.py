@@ -2,7 +2,8 @@
 
 A failed value comparison says more than "the values are wrong": which rows, which columns,
 the first and last wrong index, and the pattern when one fits (never written, only the end,
-whole rows, each row off by one factor, NaN). The picture folds the output into at most
+whole rows, each row off by one factor, NaN), with its numbers as `facts` for the hint texts.
+The picture folds the output into at most
 `MAX_ROWS` x `MAX_COLS` cells, the last dimension across:
 
     rows 0-7 x columns 0-999, a cell is 1 row x 16 columns
@@ -14,9 +15,11 @@ whole rows, each row off by one factor, NaN). The picture folds the output into 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
+
+from tutor.states import WrongPattern
 
 MAX_ROWS = 16
 MAX_COLS = 64
@@ -24,10 +27,17 @@ RIGHT, WRONG, NAN, UNWRITTEN = ".", "X", "N", "_"
 LEGEND = f"{RIGHT} right  {WRONG} wrong  {NAN} NaN or inf  {UNWRITTEN} never written"
 
 
+MOSTLY = 0.9  # "only the end": at least this share of the stretch from the first wrong value
+
+
 @dataclass(frozen=True)
 class ErrorMap:
     where: str  # one sentence
     picture: tuple[str, ...]  # the text lines of the map, legend last
+    # The numbers behind the sentence, for hint texts ("6 of 1200 values"): wrong, total,
+    # rows, wrong_rows, first and last (index text), pattern (a WrongPattern or ""), and
+    # factor ("x0.5") when each wrong row is off by one factor.
+    facts: dict = field(default_factory=dict)
 
 
 def locate(
@@ -51,7 +61,50 @@ def locate(
     if unwritten is not None:
         unwritten2 = unwritten.reshape(rows, cols).cpu() & wrong2
     sentence = _sentence(shape, wrong2, nan2, unwritten2, got, want)
-    return ErrorMap(sentence, _picture(rows, cols, shape, wrong2, nan2, unwritten2))
+    facts = _facts(shape, wrong2, nan2, got, want)
+    return ErrorMap(sentence, _picture(rows, cols, shape, wrong2, nan2, unwritten2), facts)
+
+
+def _facts(shape, wrong2, nan2, got, want) -> dict:
+    count = int(wrong2.sum())
+    if count == 0:
+        return {}
+    rows = wrong2.shape[0]
+    flat = wrong2.reshape(-1).nonzero().reshape(-1)
+    wrong_rows = wrong2.any(dim=1).nonzero().reshape(-1).tolist()
+    facts = {
+        "wrong": count,
+        "total": wrong2.numel(),
+        "rows": rows,
+        "wrong_rows": len(wrong_rows),
+        "first": _index(shape, int(flat[0])),
+        "last": _index(shape, int(flat[-1])),
+    }
+    factors = _row_factors(wrong2, wrong_rows, got, want)
+    if factors:
+        facts["factor"] = _factor_text(factors)
+    facts["pattern"] = _pattern(wrong2, nan2, wrong_rows, bool(factors))
+    return facts
+
+
+def _pattern(wrong2, nan2, wrong_rows, factor: bool) -> str:
+    """The first WrongPattern that describes `wrong2` (rows x columns), in the order below,
+    or "" when none does (wrong here and there)."""
+    rows = wrong2.shape[0]
+    flat = wrong2.reshape(-1)
+    first = int(flat.nonzero()[0])
+    if first > 0 and float(flat[first:].float().mean()) >= MOSTLY:
+        return WrongPattern.END.value
+    first_col = int(wrong2.any(dim=0).nonzero()[0])
+    if rows > 1 and first_col > 0 and float(wrong2[:, first_col:].float().mean()) >= MOSTLY:
+        return WrongPattern.END.value
+    if 2 * int(nan2.sum()) >= int(wrong2.sum()):
+        return WrongPattern.NAN_ROWS.value
+    if factor:
+        return WrongPattern.FACTOR.value
+    if rows > 1 and len(wrong_rows) < rows and bool(wrong2[wrong_rows].all()):
+        return WrongPattern.ROWS.value
+    return ""
 
 
 def _as_rows(shape: tuple[int, ...]) -> tuple[int, int]:
@@ -133,31 +186,36 @@ def _patterns(wrong2, nan2, unwritten2, wrong_rows, got, want) -> str:
     rows = wrong2.shape[0]
     if rows > 1 and wrong_rows and len(wrong_rows) < rows and bool(wrong2[wrong_rows].all()):
         found.append("those rows are wrong in every column and the other rows are right")
-    factor = _row_factor(wrong2, wrong_rows, got, want)
-    if factor:
-        found.append(factor)
+    factors = _row_factors(wrong2, wrong_rows, got, want)
+    if factors:
+        found.append(f"each wrong row is off by one factor ({_factor_text(factors)})")
     return "; ".join(found)
 
 
-def _row_factor(wrong2, wrong_rows, got, want) -> str:
-    """'each wrong row is off by one factor' when got / want is constant along every such row."""
+def _factor_text(factors: list[float]) -> str:
+    """`x0.5, x2, x3, ...`: the first three factors."""
+    shown = ", ".join(f"x{m:.4g}" for m in factors[:3])
+    return shown + (", ..." if len(factors) > 3 else "")
+
+
+def _row_factors(wrong2, wrong_rows, got, want) -> list[float]:
+    """got / want of each wrong row, when it is constant along every such row; else []."""
     if got is None or want is None or not wrong_rows:
-        return ""
+        return []
     rows, cols = wrong2.shape
     if cols < 4:
-        return ""
+        return []
     g = got.double().reshape(rows, cols)[wrong_rows].cpu()
     w = want.double().reshape(rows, cols)[wrong_rows].cpu()
     usable = torch.isfinite(g) & torch.isfinite(w) & (w.abs() > 1e-6)
     if not usable.all(dim=1).any():
-        return ""
+        return []
     ratio = torch.where(usable, g / torch.where(usable, w, torch.ones_like(w)), torch.nan)
     spread = (ratio - ratio.nanmean(dim=1, keepdim=True)).abs().nan_to_num(0).amax(dim=1)
     means = ratio.nanmean(dim=1)
     if bool((spread <= 1e-2 * means.abs()).all()) and bool(((means - 1).abs() > 1e-2).all()):
-        shown = ", ".join(f"x{float(m):.4g}" for m in means[:3])
-        return f"each wrong row is off by one factor ({shown}{', ...' if len(means) > 3 else ''})"
-    return ""
+        return [float(m) for m in means]
+    return []
 
 
 def _picture(rows, cols, shape, wrong2, nan2, unwritten2) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ class DrillFailure(AssertionError):
     """A failed check with a diagnosis id, a one-line message and a few lines of detail.
 
     `line` is a line of the learner's file when the failure can be pinned to one. A failed
-    value comparison also says where the output is wrong (`where`, `error_map`).
+    value comparison also says where the output is wrong (`where`, `error_map`, `facts`).
     """
 
     def __init__(
@@ -19,6 +19,7 @@ class DrillFailure(AssertionError):
         *,
         where: str = "",
         error_map: tuple[str, ...] = (),
+        facts: dict | None = None,
     ):
         text = f"[{diagnosis}] {message}"
         super().__init__(text if not details else f"{text}\n{details}")
@@ -28,6 +29,9 @@ class DrillFailure(AssertionError):
         self.line = line
         self.where = where  # for a failed value comparison: one sentence on where it is wrong
         self.error_map = error_map  # ... and the picture (tutor.harness.errormap)
+        # ... and its numbers, for the hint texts (errormap.ErrorMap.facts; "fill" says what a
+        # never-written output holds: "zeros" or "empty")
+        self.facts = dict(facts or {})
         self.error: BaseException | None = None  # the learner's exception it was made from
         # For a missing-mask claim from NaN: where the NaN were, for the plugin's re-run.
         self.guard_evidence = None
@@ -47,4 +51,5 @@ class DrillFailure(AssertionError):
             self.line,
             where=self.where,
             error_map=self.error_map,
+            facts=self.facts,
         )

@@ -344,11 +344,23 @@ def _allowed_global(value: Any) -> bool:
 
 
 def _read_names(code: Any) -> set[str]:
-    names = set(code.co_names)
+    """The names `code` (and the code nested in it) reads as globals.
+
+    Only LOAD_GLOBAL / LOAD_NAME: `co_names` also holds attribute names, so `tile.T` (a
+    transpose, which the compiler and the interpreter both run) read as a global `T` there,
+    and the interpreter copies its own module's globals, a TypeVar `T` among them, into every
+    kernel's module.
+    """
+    import dis
+
+    names = {ins.argval for ins in dis.get_instructions(code) if ins.opname in _GLOBAL_READS}
     for const in code.co_consts:
         if hasattr(const, "co_names"):
             names |= _read_names(const)
     return names
+
+
+_GLOBAL_READS = {"LOAD_GLOBAL", "LOAD_NAME"}
 
 
 def refused_global(fn: Any) -> tuple[str, Any] | None:
@@ -479,8 +491,9 @@ def is_limit(exc: BaseException) -> str | None:
 
     `InterpreterLimit` from the patches above, or a NotImplementedError that the interpreter
     itself raises ("... not supported in interpreter mode"), or a method that the interpreter's
-    builder lacks (AttributeError on `InterpreterBuilder`). A NotImplementedError from the rest
-    of triton (`tl.make_block_ptr`, removed in 3.9) is raised on a GPU too: not a limit.
+    builder lacks (AttributeError on `InterpreterBuilder`), or an atomic its C++ part refuses.
+    A NotImplementedError from the rest of triton (`tl.make_block_ptr`, removed in 3.9) is
+    raised on a GPU too: not a limit.
     """
     seen: list[BaseException] = []
     while exc is not None and exc not in seen:
@@ -491,6 +504,14 @@ def is_limit(exc: BaseException) -> str | None:
             return str(exc).strip() or "a feature of Triton"
         if isinstance(exc, AttributeError) and "'InterpreterBuilder' object" in str(exc):
             return f"a Triton operation ({str(exc).split('attribute')[-1].strip()})"
+        if (
+            isinstance(exc, ValueError)
+            and str(exc) == "Unsupported data type"
+            and raised_in(exc, "runtime/interpreter.py")
+        ):
+            # The interpreter's C++ atomics take fewer dtypes than a GPU's: tl.atomic_add into
+            # bf16 memory, or tl.atomic_xchg of fp32 values, stop here and run on an H200.
+            return "this atomic operation on values of this dtype"
         exc = exc.__cause__ or exc.__context__
     return None
 

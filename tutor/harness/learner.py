@@ -3,7 +3,8 @@
 Loading problems (no file, a syntax error, an exception at import, a function missing) and errors
 while a function runs (NotImplementedError from a starter, a Triton compile error, a Python error,
 a CUDA fault) become `DrillFailure`s with a diagnosis and, where it can be found, the line of the
-learner's file. A call that launches no Triton kernel is named too.
+learner's file. A call that launches no Triton kernel, or that calls one of the drill's core
+torch operations (drills.yaml's `torch_core`), is named too (`torch-fallback`).
 """
 
 from __future__ import annotations
@@ -17,14 +18,22 @@ from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
 
+import torch
+
 from tutor import diagnoses as dx
 from tutor.harness import interpreter, launches
 from tutor.harness.allocations import GuardedAllocations
 from tutor.harness.failures import DrillFailure
+from tutor.harness.inputs import same_layout
+from tutor.harness.torch_calls import CoreCalls
 
 
-def load(path: Path, functions: tuple[str, ...]) -> Learner:
-    """Import `path` as a fresh module and check it defines `functions`."""
+def load(path: Path, functions: tuple[str, ...], torch_core: tuple[str, ...] = ()) -> Learner:
+    """Import `path` as a fresh module and check it defines `functions`.
+
+    `torch_core`: the torch operations that do the drill's work (drills.yaml); a call to one
+    while a function runs is `torch-fallback`.
+    """
     if not path.is_file():
         raise DrillFailure(dx.MISSING_FILE, f"{path} does not exist")
     launches.install()
@@ -69,37 +78,44 @@ def load(path: Path, functions: tuple[str, ...]) -> Learner:
             f"{path.name} does not define {', '.join(missing)}",
             "The tests call these functions by name; keep the names and signatures of the starter.",
         )
-    return Learner(module, path)
+    return Learner(module, path, torch_core)
 
 
 class Learner:
     """The learner's module; attribute access gives its functions wrapped by `observed`."""
 
-    def __init__(self, module: ModuleType, path: Path) -> None:
+    def __init__(self, module: ModuleType, path: Path, torch_core: tuple[str, ...] = ()) -> None:
         self.module = module
         self.path = path
+        self.torch_core = torch_core
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
-        return observed(getattr(self.module, name), name, self.path)
+        return observed(getattr(self.module, name), name, self.path, self.torch_core)
 
 
 # Programs the last observed call's launches asked for: 0 when its grids rounded down to nothing.
 last_call_programs: int | None = None
 
 
-def observed(fn: Callable[..., Any], name: str, path: Path) -> Callable[..., Any]:
-    """`fn` that turns errors into diagnoses and insists on at least one Triton launch."""
+def observed(
+    fn: Callable[..., Any], name: str, path: Path, torch_core: tuple[str, ...] = ()
+) -> Callable[..., Any]:
+    """`fn` that turns errors into diagnoses and insists that Triton does the work: at least
+    one launch, and no call to one of the drill's `torch_core` operations."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
         global last_call_programs
         before, programs_before = launches.count(), launches.programs()
         try:
-            with GuardedAllocations() as allocations:
+            # The fence first, so that the core calls seen are the learner's, not its copies.
+            with GuardedAllocations() as allocations, CoreCalls(torch_core) as core_calls:
                 result = fn(*args, **kwargs)
         except DrillFailure:
             raise
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - every learner error is reported
             failure = classify(exc, name, path)
+            if failure.diagnosis == dx.INTERPRETER_LIMIT:
+                failure = _limit_of_half_values(fn, args, kwargs, failure, path) or failure
             failure.error = exc  # the learner's own exception, for call_or_refuse
             raise failure from None
         allocations.check(name)
@@ -110,9 +126,50 @@ def observed(fn: Callable[..., Any], name: str, path: Path) -> Callable[..., Any
                 f"{name} returned without launching a Triton kernel",
                 "The drill is to compute the result in your @triton.jit kernel, not with torch.",
             )
+        if core_calls.calls:
+            raise DrillFailure(
+                dx.TORCH_FALLBACK,
+                f"{name} launched a Triton kernel, but called {', '.join(core_calls.calls)}",
+                "That torch call does this drill's work, which is the kernel's to do: move it "
+                "into your @triton.jit kernel (allocating, views and copies in torch are fine).",
+            )
         return result
 
     return call
+
+
+def _limit_of_half_values(
+    fn: Callable[..., Any], args: tuple, kwargs: dict, limit: DrillFailure, path: Path
+) -> DrillFailure | None:
+    """`bf16-no-upcast` when the interpreter stopped only because values were bf16 (or fp16).
+
+    The evidence: the same call on fp32 copies of the 16-bit inputs (same strides) runs
+    without error. A GPU runs the 16-bit arithmetic and its rounding shows in the values,
+    which the tests name `bf16-no-upcast` too; on the CPU it was `interpreter-limit`.
+    """
+    half = [a for a in (*args, *kwargs.values()) if _is_half_tensor(a)]
+    if not half:
+        return None
+    upcast = lambda a: same_layout(a, torch.float32) if _is_half_tensor(a) else a  # noqa: E731
+    dtype = str(half[0].dtype).removeprefix("torch.")
+    try:
+        with GuardedAllocations():
+            fn(*map(upcast, args), **{k: upcast(v) for k, v in kwargs.items()})
+    except (Exception, SystemExit):  # noqa: BLE001 - no evidence: the limit stands
+        return None
+    where = f"{path.name}:{limit.line}" if limit.line else path.name
+    return DrillFailure(
+        dx.BF16_NO_UPCAST,
+        f"{where}: the CPU interpreter stopped in arithmetic on {dtype} values",
+        f"The same call on fp32 copies of the inputs runs: the kernel computes on the {dtype} "
+        "values it loaded, without converting them. Convert right after each tl.load "
+        "(.to(tl.float32)), and back to the output's dtype only at the store.",
+        line=limit.line,
+    )
+
+
+def _is_half_tensor(value: Any) -> bool:
+    return isinstance(value, torch.Tensor) and value.dtype in (torch.bfloat16, torch.float16)
 
 
 def call_or_refuse(impl: Learner, name: str, *args: Any, **kwargs: Any) -> bool:
@@ -125,7 +182,7 @@ def call_or_refuse(impl: Learner, name: str, *args: Any, **kwargs: Any) -> bool:
     function = getattr(impl.module, name)
     before = launches.count()
     try:
-        observed(function, name, impl.path)(*args, **kwargs)
+        observed(function, name, impl.path, impl.torch_core)(*args, **kwargs)
     except DrillFailure as failure:
         refused = failure.diagnosis == dx.PYTHON_ERROR and isinstance(
             failure.error, RuntimeError | ValueError
@@ -176,14 +233,18 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
         )
     kernel_line = (_compile_error_line(root, path) if _is_compile_error(root) else None) or line
     chain_text = "\n".join(str(e) for e in _chain(exc))
-    if _HALF_MATH.search(chain_text):
-        # Triton refuses exp/sqrt/sigmoid on 16-bit floats, and older interpreters cannot do
-        # bf16 arithmetic at all: the missing upcast after a load, named as such.
+    half = _HALF_MATH.search(chain_text)
+    half_dispatch = _half_precision_dispatch(exc)
+    if half or half_dispatch:
+        # Triton refuses exp/sqrt/sigmoid on 16-bit floats, libdevice has no 16-bit versions,
+        # and older interpreters cannot do bf16 arithmetic at all: the missing upcast after a
+        # load, named as such (the same code refuses it on a GPU).
+        said = half.group(0) if half else f"a libdevice function got {half_dispatch} values"
         return DrillFailure(
             dx.BF16_NO_UPCAST,
-            f"{path.name}:{kernel_line}: math on 16-bit float values: "
-            f"{_HALF_MATH.search(chain_text).group(0)}",
-            "Triton's math functions (exp, sqrt, sigmoid, ...) accept only fp32 and fp64 values.",
+            f"{path.name}:{kernel_line}: math on 16-bit float values: {said}",
+            "Triton's math functions (exp, sqrt, sigmoid, libdevice's tanh, ...) accept only "
+            "fp32 and fp64 values.",
             line=kernel_line,
         )
     if _is_compile_error(root):
@@ -219,6 +280,28 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
 
 
 _HALF_MATH = re.compile(r"Expected dtype \[.*\] but got (bf16|fp16)|has no attribute 'get_bf16'")
+_HALF_FLOATS = ("bf16", "fp16")
+
+
+def _half_precision_dispatch(exc: BaseException) -> str | None:
+    """The 16-bit float dtype ("bf16") a libdevice call found no version for, else None.
+
+    `tl.core.extern_elementwise` looks the argument dtypes up in the function's table
+    (fp32 and fp64 only): bf16 arguments raise KeyError((bf16,)). The interpreter and the
+    GPU's compiler run the same lookup (the compiler's CompilationError is raised from it),
+    and both read it as a compile error before.
+    """
+    for error in _chain(exc):
+        if not isinstance(error, KeyError) or not error.args:
+            continue
+        try:
+            dtypes = list(error.args[0])  # a tuple of tl.dtype (triton's own tuple class)
+        except TypeError:
+            continue
+        half = [d.name for d in dtypes if getattr(d, "name", None) in _HALF_FLOATS]
+        if half:
+            return half[0]
+    return None
 
 
 def deepest_line(exc: BaseException, path: Path) -> int | None:
