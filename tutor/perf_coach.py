@@ -8,7 +8,8 @@ Like the correctness hints (tutor.coach): the first perf diagnosis of the first 
 one becomes the drill's active one, its first stage is revealed by itself, further stages come
 one at a time on request, and both are kept in the progress file (`perf`, `perf_hints`), so the
 CLI and the app agree. The ladders are the hint files' (hints/common.yaml, hints/<drill>.yaml),
-with `{name}` filled in from the numbers the bench measured for that diagnosis.
+with `<name>` filled in from the numbers the bench measured for that diagnosis (and `<drill>`,
+`<file>` as in every hint, tutor.hints.fill).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from typing import Any
 
 from tutor import progress as p
 from tutor.catalogue import Catalogue
-from tutor.hints import HintBook
+from tutor.hints import HintBook, fill
 
-NUMBER = re.compile(r"\{([a-z_]+)\}")
+NUMBER = re.compile(r"<([a-z][a-z0-9]*_[a-z0-9_]*|[a-z]+)>")
 
 
 @dataclass(frozen=True)
@@ -39,11 +40,14 @@ class PerfView:
 
 
 def fill_numbers(text: str, numbers: dict[str, Any]) -> str:
-    """`{n_regs}` -> the measured value; a name the bench did not measure reads "?"."""
+    """`<n_regs>` -> the measured value. A name the bench measured but left empty reads "?";
+    other angle-bracket names are left for tutor.hints.fill (`<drill>`, `<count>`)."""
 
     def number(match: re.Match) -> str:
-        value = numbers.get(match.group(1))
-        return "?" if value is None else str(value)
+        name = match.group(1)
+        if name not in numbers:
+            return match.group(0)
+        return "?" if numbers[name] is None else str(numbers[name])
 
     return NUMBER.sub(number, text)
 
@@ -97,10 +101,17 @@ class PerfCoach:
             ladder.title,
             state.perf.get("case", ""),
             state.perf.get("text", ""),
-            tuple(fill_numbers(stage, numbers) for stage in ladder.stages[:shown]),
+            tuple(self._filled(drill_id, stage, numbers) for stage in ladder.stages[:shown]),
             shown >= len(ladder.stages),
             numbers,
         )
+
+    def _filled(self, drill_id: str, stage: str, numbers: dict[str, Any]) -> str:
+        try:
+            file = self.catalogue.drill(drill_id).file
+        except KeyError:
+            file = "<file>"
+        return fill(fill_numbers(stage, numbers), drill_id, file)
 
     def reveal_next(self, drill_id: str) -> PerfView | None:
         """One more stage of the active perf diagnosis (none when the last bench had none)."""
