@@ -21,9 +21,8 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from tutor.harness import Backend, DrillFailure, Suspect, Tolerance, expect_close, round_to
+from tutor.harness import Backend, DrillFailure, Suspect, Tolerance, expect_close, learner, round_to
 from tutor.harness import diagnoses as dx
-from tutor.harness import learner
 from tutor.harness.allocations import never_written
 from tutor.harness.inputs import guard_fill, guard_value
 

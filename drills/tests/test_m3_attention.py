@@ -245,7 +245,8 @@ def suspects(
                 "max-not-updated",
                 last_key_block_only(q, k, v, scale, block_n),
                 f"a softmax over the last block of {block_n} keys only: the running max is "
-                "never updated, so exp(m_old - m_new) = exp(-inf) = 0 wipes out every earlier block",
+                "never updated, so exp(m_old - m_new) = exp(-inf) = 0 wipes out the blocks "
+                "before it",
             )
         for block_n in BLOCKS:
             value = with_padded_keys(q, k, v, scale, block_n)
