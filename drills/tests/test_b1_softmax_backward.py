@@ -81,6 +81,11 @@ def suspects(
 
     add("dot-missing", yd * dyd, "y * dy: the row sum sum(dy * y) is not subtracted")
     add(
+        "dx-sign",
+        -backward_reference(yd, dyd),
+        "y * (sum(dy * y) - dy): the difference the wrong way round, every dx negated",
+    )
+    add(
         "sum-over-dy",
         yd * (dyd - dyd.sum(-1, keepdim=True)),
         "y * (dy - sum(dy)): the row sum is over dy, not over dy * y",

@@ -4,9 +4,19 @@ References are computed here in fp64 from exactly the values the kernel loads, t
 the way the backend rounds. dx is checked first, against dx without the mean term and dx with
 rstd recomputed from x; then dw, against dw with rstd recomputed, and then by asking WHICH rows
 it sums: each row's contribution dy[r] * x_hat[r] is a random vector of N > M entries, so
-least squares recovers the weight of every row in the learner's dw. A contiguous group of
-rows only is one program's partial (the others were overwritten: a race); one row only, or one
-row per group, is a dw that kept one row instead of adding them.
+least squares recovers the weight of every row in the learner's dw. One row of each program's
+group is a dw that kept one row instead of adding them (dw-one-row); anything else short of
+every row is programs' partials lost to each other (dw-race): one program's group, a single
+row, or rows with no pattern.
+
+Races are told from what both backends show. The CPU interpreter runs programs one after
+another, so the last program's partial is what remains; on the GPU they run at once, and how
+many rows a program gets depends on the number of SMs (one each, for these small M): the
+winner is any row, any subset, or a different row in different columns, and can change from
+run to run. Each of those is dw-race; only one row from each of several groups is dw-one-row.
+Then: dw off by a multiple of the fill value of new memory is a partial row never written (a
+program with no rows that skipped its store); dw that is the sum of partials rounded to x's
+dtype kept the partial rows in bf16.
 
 rstd is computed with eps = 1e-2 while the rows have a mean square of about 1e-2: a kernel that
 recomputes it (with any small eps, from the rounded x or not) is off by about 40%.
@@ -24,10 +34,12 @@ from tutor.harness import (
     Tolerance,
     expect_close,
     guarded,
+    learner,
     round_to,
     row_sliced,
 )
 from tutor.harness import diagnoses as dx
+from tutor.harness.allocations import SENTINEL
 
 DRILL = "b2"
 
@@ -38,6 +50,8 @@ DW_RACE = "dw-race"
 DW_ONE_ROW = "dw-one-row"
 DX_CORRECTION = "dx-correction"
 RSTD_RECOMPUTED = "rstd-recomputed"
+PARTIAL_DTYPE = "partial-dtype"
+PARTIAL_UNWRITTEN = "partial-unwritten"
 
 # fp32 dx: rstd is about 7 here, so dx is up to ~30; the kernel's row sum runs in another order
 # than the fp64 reference (a few fp32 ulps of the sum, times rstd). Every suspect is >10% off.
@@ -126,6 +140,7 @@ def expect_backward(
     row_stride_x: torch.Tensor | None = None,
 ) -> None:
     got_dx, got_dw = _out(impl, dy, x, w, rstd)
+    programs = learner.last_call_programs  # before any re-run
     bf16 = x.dtype != torch.float32
 
     dx_suspects = [
@@ -180,12 +195,37 @@ def expect_backward(
     except DrillFailure as failure:
         if failure.diagnosis != dx.MISMATCH:
             raise
-        _which_rows(got_dw, dy, x, w, rstd, failure)
+        if not backend.is_cpu:  # the interpreter runs programs in order: always the same dw
+            _varies_between_runs(got_dw, lambda: _out(impl, dy, x, w, rstd)[1], dw_tol, failure)
+        _which_rows(got_dw, dy, x, w, rstd, programs, failure)
+        _one_row_per_column(got_dw, dy, x, w, rstd, dw_tol, failure)
+        _partials_unwritten(got_dw, want_dw, failure)
+        _partials_rounded(got_dw, dy, x, w, rstd, backend, dw_tol, failure)
         raise
 
 
-def _which_rows(got_dw, dy, x, w, rstd, failure: DrillFailure) -> None:
-    """Name dw-race or dw-one-row when dw is the sum of some rows' contributions only."""
+def _varies_between_runs(got_dw, run_again, tol: Tolerance, failure: DrillFailure) -> None:
+    """Name dw-race when the same call on the same inputs gives another dw (by more than the
+    tolerance, which atomics' reordering stays within): the order programs ran in decided it."""
+    for _ in range(2):
+        again = run_again()
+        if isinstance(again, torch.Tensor) and again.shape == got_dw.shape:
+            if not torch.allclose(
+                again.float(), got_dw.float(), atol=tol.atol, rtol=tol.rtol, equal_nan=True
+            ):
+                raise failure.renamed(
+                    DW_RACE,
+                    "The same call on the same inputs gave another dw: which programs' partials "
+                    "survive depends on the order they ran in. Several programs store (or "
+                    "load, add and store) into the same place at once.",
+                ) from None
+
+
+def _which_rows(got_dw, dy, x, w, rstd, programs: int | None, failure: DrillFailure) -> None:
+    """Name dw-race or dw-one-row when dw is the sum of some rows' contributions only.
+
+    `programs`: how many programs the call launched, all kernels together.
+    """
     parts = _terms(dy.cpu(), x.cpu(), w.cpu(), rstd.cpu())[2]  # [M, N], one row per row of x
     m, n = parts.shape
     if n < 2 * m or not torch.isfinite(got_dw).all():
@@ -197,15 +237,30 @@ def _which_rows(got_dw, dy, x, w, rstd, failure: DrillFailure) -> None:
     if not fits or not rows or len(rows) == m:
         return
     listed = ", ".join(str(r) for r in rows[:12]) + (", ..." if len(rows) > 12 else "")
-    if len(rows) > 1 and rows == list(range(rows[0], rows[-1] + 1)):
+    if len(rows) == 1:
+        if rows[0] in (0, m - 1) and programs is not None and programs < m:
+            # Too few programs for one per row: a loop kept the first or last row it saw.
+            raise failure.renamed(
+                DW_ONE_ROW,
+                f"Your dw counts only row {rows[0]} of {m}: a loop over the rows replaced its "
+                "sum with each row's dy * x_hat instead of adding it.",
+            ) from None
+        # On the GPU, programs that each have one row leave any one of them as the winner.
+        raise failure.renamed(
+            DW_RACE,
+            f"Your dw is row {rows[0]}'s contribution only, of {m}: every program stored its "
+            "dw to the same place and the last one to write won (or one loop over all the "
+            "rows replaced its sum with each row instead of adding it).",
+        ) from None
+    if rows == list(range(rows[0], rows[-1] + 1)):
         raise failure.renamed(
             DW_RACE,
             f"Your dw is the sum over rows {rows[0]}..{rows[-1]} only, of {m}: one program's "
             "partial. The other programs' partials were overwritten: every program stored its "
             "dw to the same place, and the last one to write won.",
         ) from None
-    step = rows[1] - rows[0] if len(rows) > 1 else 0
-    strided = step > 1 and rows == list(range(rows[0], m, step))
+    step = rows[1] - rows[0]
+    strided = rows == list(range(rows[0], m, step))
     if strided and rows[-1] != m - 1:
         # Every step-th row from rows[0] to the end: one program of a grid-stride loop (rows p,
         # p + P, ...). The last row of each contiguous group would include row m - 1.
@@ -216,18 +271,114 @@ def _which_rows(got_dw, dy, x, w, rstd, failure: DrillFailure) -> None:
             "were overwritten: every program stored its dw to the same place, and the last one "
             "to write won.",
         ) from None
+    if strided or _one_per_group(rows, m):
+        raise failure.renamed(
+            DW_ONE_ROW,
+            f"Your dw counts only rows {listed} of {m}: one row per program instead of the sum "
+            "of dy * x_hat over every row the program handles (the accumulator is overwritten "
+            "or reset at each row)."
+            + (
+                f" Every {step}th row is also what one program's partial holds if programs "
+                "take rows p, p + P, ... and all store their partials to the same place."
+                if strided
+                else ""
+            ),
+        ) from None
     raise failure.renamed(
-        DW_ONE_ROW,
-        f"Your dw counts only row(s) {listed} of {m}: one row per program instead of the sum "
-        "of dy * x_hat over every row the program handles (or, if each program has one row, "
-        "all of them stored to the same place and the last one won)."
-        + (
-            f" Every {step}th row is also what one program's partial holds if programs take "
-            "rows p, p + P, ... and all store their partials to the same place."
-            if strided
-            else ""
-        ),
+        DW_RACE,
+        f"Your dw counts only rows {listed} of {m}, not one row of each program's group: the "
+        "other rows' partials were lost. Several programs stored (or loaded, added and "
+        "stored) into the same place at once, and some writes overwrote others.",
     ) from None
+
+
+def _one_per_group(rows: list[int], m: int) -> bool:
+    """Whether `rows` are the last (or the first) row of each group of k >= 2 rows, the last
+    group shorter: what programs that keep one row of their contiguous group add up to."""
+    for k in range(2, (m + 1) // 2 + 1):
+        starts = range(0, m, k)
+        if len(starts) != len(rows):
+            continue
+        if rows == [min(s + k, m) - 1 for s in starts] or rows == list(starts):
+            return True
+    return False
+
+
+def _one_row_per_column(got_dw, dy, x, w, rstd, tol: Tolerance, failure: DrillFailure) -> None:
+    """Name dw-race when each column of dw is one row's contribution, from different rows in
+    different columns: programs that each had one row overwrote each other chunk by chunk."""
+    parts = _terms(dy.cpu(), x.cpu(), w.cpu(), rstd.cpu())[2].float()
+    got = got_dw.float().cpu()
+    near = (parts - got).abs() <= tol.atol + tol.rtol * got.abs()  # [M, N]
+    matched = near.any(dim=0)
+    if matched.float().mean() < 0.9:
+        return
+    winners = {int(near[:, c].nonzero()[0]) for c in torch.nonzero(matched).flatten()[:64]}
+    if len(winners) < 2:
+        return
+    raise failure.renamed(
+        DW_RACE,
+        f"Each column of your dw is one row's contribution, from {len(winners)} or more "
+        "different rows in different columns: programs stored their dw to the same place at "
+        "the same time, and in each column another one was last.",
+    ) from None
+
+
+def _partials_unwritten(got_dw, want_dw, failure: DrillFailure) -> None:
+    """Name partial-unwritten when dw is off by the same multiple of the fill value of new
+    memory in every column: rows of a partial buffer from torch.empty were summed unwritten."""
+    times = (got_dw.double() - want_dw.double()) / SENTINEL
+    count = times.round()
+    if not bool(torch.isfinite(times).all()) or not bool((count == count[0]).all()):
+        return
+    rows = int(count[0])
+    if rows < 1 or float((times - count).abs().max()) > 0.05:
+        return
+    raise failure.renamed(
+        PARTIAL_UNWRITTEN,
+        f"Your dw is off by {rows} x {SENTINEL:g} in every column, and {SENTINEL:g} is what "
+        f"the test fills new memory with: {rows} row(s) of the partial buffer from torch.empty "
+        "were summed without ever being written. A program whose group of rows is empty must "
+        "still store its (zero) partial, or the buffer must start at zero.",
+    ) from None
+
+
+def _partials_rounded(got_dw, dy, x, w, rstd, backend, tol: Tolerance, failure) -> None:
+    """Name partial-dtype when dw is the sum of program partials each rounded to x's dtype.
+
+    The grouping is the learner's: contiguous groups of k rows, or rows p, p + P, ... of a
+    grid-stride loop; each is tried, with the sum itself kept, rounded by torch, or rounded by
+    a kernel. It must fit clearly better than the reference: an order of summation can flip a
+    rounding now and then, so a few values may be one partial's ulp off.
+    """
+    if x.dtype == torch.float32:
+        return
+    parts = _terms(dy, x, w, rstd)[2]  # fp64 [M, N]
+    m = parts.shape[0]
+    got = got_dw.double()
+
+    def far(value: torch.Tensor) -> int:
+        return int(((got - value).abs() > tol.atol + tol.rtol * value.abs()).sum())
+
+    wrong = far(reference_dw(dy, x, w, rstd))
+    groupings = [[list(range(s, min(s + k, m))) for s in range(0, m, k)] for k in range(1, m)]
+    groupings += [[list(range(p, m, step)) for p in range(step)] for step in range(2, m)]
+    for groups in groupings:
+        partials = torch.stack([parts[g].sum(0) for g in groups])
+        total = round_to(partials.float(), x.dtype, backend).double().sum(0)
+        ulp = partials.abs().amax(0) * 2.0**-7 + tol.atol  # one ulp of the largest partial
+        for summed in (total, total.to(x.dtype), round_to(total, x.dtype, backend)):
+            summed = summed.double()
+            misses = far(summed)
+            if misses * 4 <= wrong and misses <= 0.02 * got.numel():
+                if bool(((got - summed).abs() <= ulp).all()):
+                    raise failure.renamed(
+                        PARTIAL_DTYPE,
+                        f"Your dw is the sum of {len(groups)} partials each rounded to "
+                        f"{str(x.dtype).removeprefix('torch.')}: the partial-dw rows were kept "
+                        "in x's dtype. Each holds a sum of many rows; keep it in float32 until "
+                        "the final sum.",
+                    ) from None
 
 
 # ----------------------------------------------------------------------------------------------

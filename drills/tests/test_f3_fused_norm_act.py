@@ -451,6 +451,44 @@ def test_fused_add_rmsnorm_norm_uses_fp32_h(impl, backend, device):
     )
 
 
+def test_fused_add_rmsnorm_residual_read_back(impl, backend, device):
+    """Every h rounds back to the residual it started from: the norm must still use the fp32 h.
+
+    |x| is 15/32 of an ulp of |residual| or less, so h = x + residual rounds (down, on both
+    backends) to the old residual. A kernel that stores the rounded h and loads residual back
+    for the norm then reads the same bits whenever its load lands: before its own store (the
+    GPU may reorder them without a barrier) or after it (the CPU interpreter, in order). The
+    verdict for that kernel is the same on both.
+    """
+    gen = torch.Generator().manual_seed(6)
+    sign = torch.where(torch.rand(4, HIDDEN, generator=gen) < 0.5, -1.0, 1.0)
+    # |residual| in [2, 3.5): ulp 2**-6; |x| = k * 2**-11 with k in 0..15 stays below half of
+    # it and is exact in bf16. Rounding moves h by 0 to 15/32 of an ulp: a different fraction
+    # of each value, so the rounded row is not the fp32 row scaled (which the norm would undo).
+    residual_rows = sign * (2 + 1.5 * torch.rand(4, HIDDEN, generator=gen)).bfloat16().float()
+    fraction = torch.randint(0, 16, (4, HIDDEN), generator=gen).float()
+    x_rows = sign * fraction * 2.0**-11
+    x_in = x_rows.to(device, torch.bfloat16)
+    residual_in = residual_rows.to(device, torch.bfloat16)
+    weight, _ = guarded((0.5 + torch.rand(HIDDEN, generator=gen)).to(device, torch.bfloat16))
+    x, _ = guarded(x_in)
+    residual, _ = guarded(residual_in)
+
+    impl.fused_add_rmsnorm(x, residual, weight, EPS)
+
+    check_fused_outputs(
+        impl,
+        backend,
+        x,
+        residual,
+        x_in,
+        residual_in,
+        weight,
+        layouts=(guarded, guarded),
+        reads_guarded=True,
+    )
+
+
 # ----------------------------------------------------------------------------------------------
 # silu_and_mul
 # ----------------------------------------------------------------------------------------------

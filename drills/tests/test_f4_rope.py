@@ -2,10 +2,10 @@
 
 Every check compares with a torch reference computed here in fp32 and rounded the way the
 backend rounds; on a mismatch it compares with what each known mistake would produce (GPT-J
-pairs, the row index as position, the rotation the wrong way), so the failure names the
-mistake. Positions are random and never 0..T-1, the caches sit in NaN guards, head sizes whose
-half is not a power of two leave padded lanes, and the qkv tests give q and k as the strided
-views a fused projection really produces.
+pairs, the row index as position, the rotation the wrong way, cos and sin swapped), so the
+failure names the mistake. Positions are random and never 0..T-1, the caches sit in NaN guards,
+head sizes whose half is not a power of two leave padded lanes, and the qkv tests give q and k
+as the strided views a fused projection really produces.
 """
 
 from __future__ import annotations
@@ -149,6 +149,11 @@ def suspects(
             "rope-interleaved",
             rope_gptj_fp32(x, cos, sin, rows),
             "GPT-J's pairing (lanes 2i and 2i+1), and the angles of row t instead of positions[t]",
+        ),
+        (
+            "rope-cos-sin",
+            rope_fp32(x, sin, cos, positions),
+            "the rotation with cos and sin swapped: out1 = x1*s - x2*c, out2 = x2*s + x1*c",
         ),
     ]
     return [Suspect(d, round_to(v, x.dtype, backend), story) for d, v, story in cases]

@@ -14,6 +14,9 @@ each output is compared with what the classic mistakes would produce on the same
   the target's).
 - `no-max-subtraction`: the same rows shifted by +-200 (cross-entropy does not change when a
   row is shifted) must give the same answers; exp(200) is inf and exp(-200) is 0 in fp32.
+- `ignored-grad`: every counted row of dlogits right and the ignored rows not 0: their zero
+  gradient was never stored (they hold the fill value of new memory, or the logits the buffer
+  was copied from).
 
 Inputs sit in NaN guards, so a load without a mask reads NaN (`missing-mask`); the learner's
 allocations sit between sentinels, so a store past the end is caught too.
@@ -36,6 +39,7 @@ from tutor.harness import (
     round_to,
 )
 from tutor.harness import diagnoses as dx
+from tutor.harness.allocations import never_written
 
 DRILL = "f5"
 
@@ -44,6 +48,7 @@ IGNORE_INDEX_MEAN = "ignore-index-mean"
 GRAD_SCALE = "grad-scale"
 NO_MAX_SUBTRACTION = "no-max-subtraction"
 GRAD_TARGET = "grad-target"
+IGNORED_GRAD = "ignored-grad"
 
 BLOCKS = [1 << k for k in range(4, 17)]  # every BLOCK_V a kernel might pick, 16 to 65536
 
@@ -214,6 +219,37 @@ def _misplaced_one_hot(
     )
 
 
+def _ignored_rows_left(
+    got: torch.Tensor,
+    want: torch.Tensor,
+    logits: torch.Tensor,
+    target: torch.Tensor,
+    ignore_index: int,
+    tol: Tolerance,
+) -> str | None:
+    """If every counted row of got is right and some ignored row is not 0, say what the ignored
+    rows hold instead; else None."""
+    ignored = (target == ignore_index).cpu()
+    if not ignored.any() or ignored.all() or got.shape != want.shape:
+        return None
+    g, w = got.detach().cpu(), want.detach().cpu()
+    close = torch.isclose(g.double(), w.double(), atol=tol.atol, rtol=tol.rtol)
+    if not bool(close[~ignored].all()) or bool(close[ignored].all()):
+        return None
+    rows = ignored.nonzero()[:, 0].tolist()
+    if bool(never_written(g)[ignored].all()):
+        held = "were never written: they hold what torch.empty left there"
+    elif torch.equal(g[ignored], logits.detach().cpu()[ignored]):
+        held = "still hold the logits the buffer started as"
+    else:
+        held = "hold values other than 0"
+    return (
+        f"Every counted row of dlogits is right, but the ignored rows {rows} {held}. An "
+        "ignored row has no loss and a gradient of 0, and that 0 must be stored too: the "
+        "output does not start at 0."
+    )
+
+
 # ----------------------------------------------------------------------------------------------
 # The check every test runs
 # ----------------------------------------------------------------------------------------------
@@ -287,6 +323,19 @@ def expect_cross_entropy(
                 reads_guarded=reads_guarded,
             )
         except DrillFailure as failure:
+            if dx.rank(failure.diagnosis) >= dx.rank(dx.GRID_TOO_SMALL) and isinstance(
+                got.dlogits, torch.Tensor
+            ):
+                left = _ignored_rows_left(
+                    got.dlogits,
+                    round_to(ref.dlogits, dtype, backend),
+                    logits,
+                    target,
+                    ignore_index,
+                    grad_tol or _tol(dtype),
+                )
+                if left is not None:
+                    raise failure.renamed(IGNORED_GRAD, left) from None
             where = None
             if failure.diagnosis == dx.MISMATCH and isinstance(got.dlogits, torch.Tensor):
                 where = _misplaced_one_hot(got.dlogits, logits, target, ignore_index)

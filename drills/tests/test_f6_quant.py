@@ -3,11 +3,12 @@
 The reference is computed here with torch from exactly the values the kernel loads: the scale
 in fp32 as the kernel computes it (amax / 127, one correctly rounded division), x / scale in
 fp64, clamped, rounded to nearest. The scale is checked first, against what each classic mistake
-would make of it (no floor for a zero row, the signed max instead of the largest magnitude); then
-q must match exactly. Inputs are built so that no x / scale lies within 1e-3 of a rounding
-boundary (a half-integer) or of an integer (where truncation would flip): a correct kernel that
-divides in another way (x * (127 / amax), the GPU's approximate division) rounds every element
-the same, so q can be compared bit for bit and truncation can be told apart from rounding.
+would make of it (no floor for a zero row, the signed max instead of the largest magnitude, the
+multiplier 127 / amax in its place); then q must match exactly. Inputs are built so that no
+x / scale lies within 1e-3 of a rounding boundary (a half-integer) or of an integer (where
+truncation would flip): a correct kernel that divides in another way (x * (127 / amax), the
+GPU's approximate division) rounds every element the same, so q can be compared bit for bit and
+truncation can be told apart from rounding.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ NO_CLAMP = "no-clamp"
 SIGNED_AMAX = "signed-amax"
 SCALE_DTYPE = "scale-dtype"
 TRUNCATED = "no-round"
+SCALE_INVERSE = "scale-inverse"
 
 # scale = amax / 127 in fp32: the GPU's division may be an ulp or two off the correctly rounded
 # one (1.2e-7 relative each). atol = 0, so a zero row's scale of 7.9e-13 cannot pass as 0.
@@ -168,6 +170,14 @@ def _check(
         Suspect(d, reference_scale(x, amax_ub, d).to(x.device), story)
         for d, story in SCALE_SUSPECTS
     ]
+    suspects.append(
+        Suspect(
+            SCALE_INVERSE,
+            (QMAX / _amax(x, amax_ub)).to(x.device),
+            "127 / amax: the multiplier that quantizes x, not the scale amax / 127 that "
+            "dequantizes q",
+        )
+    )
     if amax_ub is not None:
         suspects.append(
             Suspect(

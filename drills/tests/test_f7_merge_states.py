@@ -2,10 +2,10 @@
 
 Every check compares with a torch reference computed here (in float64, then rounded the way the
 backend rounds) and, on a mismatch, with what each known mistake would produce: weights taken
-in base 2, the output LSE left unmerged. Inputs expose the rest: LSEs around +-100 to +-1000
-(where exp of a raw LSE overflows or underflows in fp32), parts with no keys (lse = -inf) on
-one side or both, LSE tensors stored head-major as flash attention returns them, NaN around
-every input.
+in base 2, v not divided by the sum of the weights, the output LSE left unmerged. Inputs
+expose the rest: LSEs around +-100 to +-1000 (where exp of a raw LSE overflows or underflows in
+fp32), parts with no keys (lse = -inf) on one side or both, LSE tensors stored head-major as
+flash attention returns them, NaN around every input.
 """
 
 from __future__ import annotations
@@ -59,8 +59,9 @@ def _v_tol(dtype: torch.dtype) -> Tolerance:
 Inputs = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]  # v_a, lse_a, v_b, lse_b
 
 
-def merge_fp64(v_a, lse_a, v_b, lse_b, *, weight=torch.exp, log=torch.log):
-    """(v, lse) in float64; `weight` turns lse - m into a weight, `log` takes the log of the sum.
+def merge_fp64(v_a, lse_a, v_b, lse_b, *, weight=torch.exp, log=torch.log, normalise=True):
+    """(v, lse) in float64; `weight` turns lse - m into a weight, `log` takes the log of the sum;
+    `normalise=False`: v is the weighted sum, not divided by the sum of the weights.
 
     Positions where both parts are empty come out NaN; the tests check those separately.
     """
@@ -68,7 +69,9 @@ def merge_fp64(v_a, lse_a, v_b, lse_b, *, weight=torch.exp, log=torch.log):
     m = torch.maximum(lse_a, lse_b)
     w_a, w_b = weight(lse_a - m), weight(lse_b - m)
     total = w_a + w_b
-    v = (w_a[..., None] * v_a.double() + w_b[..., None] * v_b.double()) / total[..., None]
+    v = w_a[..., None] * v_a.double() + w_b[..., None] * v_b.double()
+    if normalise:
+        v = v / total[..., None]
     return v, m + log(total)
 
 
@@ -94,13 +97,18 @@ LOGS = [(torch.log, "m + log(w_a + w_b)"), (torch.log2, "m + log2(w_a + w_b), no
 
 
 def v_suspects(inputs: Inputs, backend: Backend, sel: torch.Tensor) -> list[Suspect]:
+    def v_of(**mistake) -> torch.Tensor:
+        return round_to(merge_fp64(*inputs, **mistake)[0].float(), inputs[0].dtype, backend)[sel]
+
     return [
-        Suspect(
-            "lse-base",
-            round_to(merge_fp64(*inputs, weight=w)[0].float(), inputs[0].dtype, backend)[sel],
-            f"the merge with weights {story}",
-        )
+        Suspect("lse-base", v_of(weight=w), f"the merge with weights {story}")
         for w, story in WEIGHTS[1:]
+    ] + [
+        Suspect(
+            "v-not-normalised",
+            v_of(normalise=False),
+            "w_a * v_a + w_b * v_b without the division by w_a + w_b",
+        )
     ]
 
 

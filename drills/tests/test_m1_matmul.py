@@ -4,10 +4,12 @@ References are a @ b in fp64 from exactly the values the kernel loads, rounded t
 backend rounds. Every input sits in a buffer with NaN around it, wide enough for any tile's
 overhang, so a load that crosses the end of K without a mask brings NaN into the result (the
 loads past M or N only reach outputs that a masked store drops). On a mismatch the output is
-compared with what the classic mistakes produce: the partial K block dropped (one suspect per
-power-of-two BLOCK_K), the sum stuck in a bf16 accumulator. Then the same values are run in
-other layouts: a kernel that is right once both inputs have stride 1 along K advances its
-pointers by BLOCK_K elements instead of BLOCK_K * stride.
+compared with what the classic mistakes produce: the partial K block dropped, the pointers
+never moved along K (one suspect per power-of-two BLOCK_K for each), the sum stuck in a bf16
+accumulator. Then the same values are run in other layouts: a kernel that is right once both
+inputs have stride 1 along K advances its pointers by BLOCK_K elements instead of
+BLOCK_K * stride. A c whose unwritten part is whole tiles, from a grid of one program per tile,
+had its program ids split into tile rows and columns with the wrong divisor.
 
 Shapes are small (a few programs) because the CPU interpreter runs programs one at a time.
 """
@@ -19,7 +21,7 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from tutor.harness import Backend, DrillFailure, Suspect, Tolerance, expect_close, round_to
+from tutor.harness import Backend, DrillFailure, Suspect, Tolerance, expect_close, learner, round_to
 from tutor.harness import diagnoses as dx
 from tutor.harness.allocations import never_written
 from tutor.harness.inputs import guard_fill, guard_value
@@ -30,8 +32,10 @@ K_TAIL = "k-tail"
 ACC_DTYPE = "acc-dtype"
 PTR_ADVANCE = "ptr-advance"
 EDGE_TILES = "edge-tiles"
+PID_SPLIT = "pid-split"
 
 BLOCK_KS = (16, 32, 64, 128, 256)  # the BLOCK_K a learner may pick (tl.dot needs >= 16)
+TILES = (16, 32, 64, 128, 256)  # the BLOCK_M and BLOCK_N a learner may pick
 NAN = float("nan")
 
 
@@ -126,10 +130,36 @@ def reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return (a.double() @ b.double()).float()
 
 
+def never_advanced(a: torch.Tensor, b: torch.Tensor, block_k: int, stuck: str) -> torch.Tensor:
+    """a @ b from a K loop whose `stuck` pointers ("a", "b" or "both") never move along K.
+
+    Block i keeps its mask (lanes below K - i * BLOCK_K), but a stuck pointer reads the first
+    columns of a (or rows of b) again instead of block i's.
+    """
+    k = a.shape[1]
+    out = torch.zeros(a.shape[0], b.shape[1], dtype=torch.float64, device=a.device)
+    for start in range(0, k, block_k):
+        width = min(block_k, k - start)
+        a_from = 0 if stuck in ("a", "both") else start
+        b_from = 0 if stuck in ("b", "both") else start
+        out += a[:, a_from : a_from + width].double() @ b[b_from : b_from + width].double()
+    return out.float()
+
+
 def suspects(a: torch.Tensor, b: torch.Tensor, backend: Backend) -> list[Suspect]:
     """What c would be for the mistakes that can be computed from the values alone."""
     k = a.shape[1]
     found = []
+    for block_k in (block for block in BLOCK_KS if block < k):
+        for stuck, which in (("both", "a_ptrs and b_ptrs"), ("a", "a_ptrs"), ("b", "b_ptrs")):
+            found.append(
+                Suspect(
+                    PTR_ADVANCE,
+                    round_to(never_advanced(a, b, block_k, stuck), a.dtype, backend),
+                    f"a loop over K blocks of {block_k} whose {which} never move along K: "
+                    "every block reads the first one again",
+                )
+            )
     for kept in sorted({k - k % block for block in BLOCK_KS if k % block}):
         found.append(
             Suspect(
@@ -189,6 +219,78 @@ def _grid_too_small(
     ) from None
 
 
+def _blank(out: torch.Tensor, want: torch.Tensor) -> torch.Tensor:
+    """Where c was never written: still the fill value of torch.empty, or 0 from torch.zeros
+    where the reference is not 0."""
+    out = out.detach()
+    return never_written(out) | ((out == 0) & (want != 0))
+
+
+def _whole_tiles(blank: torch.Tensor, bm: int, bn: int) -> bool:
+    """Whether every bm x bn tile of `blank` (edge tiles cut short) is all True or all False."""
+    m, n = blank.shape
+    rows, cols = -(-m // bm), -(-n // bn)
+    pad = (0, cols * bn - n, 0, rows * bm - m)
+    counts = torch.nn.functional.pad(blank.int(), pad).reshape(rows, bm, cols, bn).sum((1, 3))
+    sizes = torch.nn.functional.pad(torch.ones_like(blank, dtype=torch.int32), pad)
+    sizes = sizes.reshape(rows, bm, cols, bn).sum((1, 3))
+    return bool(((counts == 0) | (counts == sizes)).all())
+
+
+def _rounded_down_grid(blank: torch.Tensor, programs: int) -> bool:
+    """Whether `blank` is what a grid of `programs` leaves when its count of tile rows, of tile
+    columns, or both, rounds down (M // BM instead of cdiv(M, BM)): the last rows or columns."""
+    m, n = blank.shape
+    for bm in TILES:
+        for bn in TILES:
+            for rows in {m // bm, -(-m // bm)}:
+                for cols in {n // bn, -(-n // bn)}:
+                    if rows * cols != programs:
+                        continue
+                    edge = torch.zeros_like(blank)
+                    edge[rows * bm :, :] = True
+                    edge[:, cols * bn :] = True
+                    if torch.equal(blank, edge):
+                        return True
+    return False
+
+
+def _pid_split(
+    failure: DrillFailure, out: object, want: torch.Tensor, tol: Tolerance, programs: int | None
+) -> None:
+    """Raise pid-split when whole tiles of c were never written, the rest is right, and the grid
+    had one program per tile: some programs computed the same tile (or one outside c).
+
+    A grid that rounds down leaves the last tile rows or columns unwritten with fewer programs
+    than tiles: that pattern is left to grid-too-small.
+    """
+    if failure.diagnosis not in (dx.GRID_TOO_SMALL, dx.OUTPUT_UNTOUCHED, dx.MISMATCH):
+        return
+    if not isinstance(out, torch.Tensor) or out.shape != want.shape or not programs:
+        return
+    blank = _blank(out, want)
+    if not blank.any() or blank.all() or _rounded_down_grid(blank, programs):
+        return
+    close = torch.isclose(out.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
+    if not bool(close[~blank].all()):
+        return
+    m, n = out.shape
+    for bm in TILES:
+        for bn in TILES:
+            rows, cols = -(-m // bm), -(-n // bn)
+            if rows * cols != programs or not _whole_tiles(blank, bm, bn):
+                continue
+            skipped = int(blank[::bm, ::bn].sum())
+            raise failure.renamed(
+                PID_SPLIT,
+                f"Your grid had {programs} programs, one per tile of c in {bm} x {bn} tiles "
+                f"({rows} tile rows x {cols} tile columns), yet {skipped} of those tiles were "
+                "never written and the others are right: some programs computed the same tile "
+                "(or one outside c). The program id is split into a tile row and a tile column "
+                "with the wrong divisor; this only shows when the tile grid is not square.",
+            ) from None
+
+
 def _call(impl, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """impl.matmul(a, b); a store past the end of c means the edge tiles were not masked."""
     try:
@@ -233,6 +335,7 @@ def check_matmul(
     a, b = lay_a(a_values), lay_b(b_values)
     k = a.shape[1]
     c = _call(impl, a, b)
+    programs = learner.last_call_programs  # before any re-run asks for other grids
     want = reference(a_values, b_values)
     try:
         expect_close(
@@ -246,9 +349,9 @@ def check_matmul(
             reads_guarded=True,
         )
     except DrillFailure as failure:
-        _grid_too_small(
-            failure, c, round_to(want, a.dtype, backend), _tol(a.dtype, k, backend), "c"
-        )
+        rounded, tol = round_to(want, a.dtype, backend), _tol(a.dtype, k, backend)
+        _pid_split(failure, c, rounded, tol, programs)
+        _grid_too_small(failure, c, rounded, tol, "c")
         if failure.diagnosis in (dx.MISMATCH, dx.NAN_OR_INF, dx.TAIL_WRONG, dx.MISSING_MASK):
             # NaN can also come from a slice's slack read with the wrong strides: layout first.
             _diagnose_layout(impl, backend, a_values, b_values, layout, failure)
@@ -342,6 +445,16 @@ def test_matmul_strided(impl, backend, layout):
     a = _randn((m, k), seed=3, dtype=torch.float32, device=backend.device)
     b = _randn((k, n), seed=4, dtype=torch.float32, device=backend.device)
     check_matmul(impl, backend, a, b, layout)
+
+
+def test_matmul_tile_grid_not_square(impl, backend):
+    """c of 384 x 256: for any power-of-two tiles but 256 x 128 the tile grid is not square
+    (3 x 2 tiles of 128), so program ids split with the wrong divisor compute some tiles
+    twice and leave others unwritten. M and N are multiples of 128, so a grid that rounds
+    down can only drop the last 128 rows (tiles of 256). K = 20: one K block."""
+    a = _randn((384, 20), seed=11, dtype=torch.float32, device=backend.device)
+    b = _randn((20, 256), seed=12, dtype=torch.float32, device=backend.device)
+    check_matmul(impl, backend, a, b, "contiguous")
 
 
 def test_matmul_bf16_accumulator(impl, backend):

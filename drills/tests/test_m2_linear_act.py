@@ -4,8 +4,9 @@ References are computed in fp64 from exactly the values the kernel loads, then r
 the backend rounds. On a mismatch the output is compared with what each classic mistake
 computes on the same inputs: the bias indexed by the row (M < N, so b[m] exists and differs),
 GELU before the bias, the bias or GELU applied in every K block (K = 300 spans several blocks
-of any BLOCK_K up to 256: one suspect per power-of-two BLOCK_K), and w read as if it were
-[K, N] (N != K). Every tensor sits in a buffer with NaN around it.
+of any BLOCK_K up to 256: one suspect per power-of-two BLOCK_K), w read as if it were [K, N]
+(N != K), and x @ w.T rounded to y's dtype before the bias (a bias that cancels a large product
+makes that rounding show). Every tensor sits in a buffer with NaN around it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tutor.harness.inputs import guard_value
 DRILL = "m2"
 
 BIAS_AXIS = "bias-axis"
+BIAS_ROUNDED = "bias-rounded"
 EPILOGUE_ORDER = "epilogue-order"
 EPILOGUE_IN_LOOP = "epilogue-in-loop"
 WEIGHT_TRANSPOSE = "weight-transpose"
@@ -126,6 +128,12 @@ def suspects(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, backend: Backend
             BIAS_AXIS,
             gelu(xw + bd[:m, None]),
             f"the bias added along the rows: y[m, n] got b[m] (M = {m}), not b[n]",
+        ),
+        (
+            BIAS_ROUNDED,
+            gelu(round_to(xw.float(), x.dtype, backend).double() + bd),
+            f"gelu(round(x @ w.T) + b): the product rounded to "
+            f"{str(x.dtype).removeprefix('torch.')} before the bias was added",
         ),
         (EPILOGUE_ORDER, gelu(xw) + bd, "gelu(x @ w.T) + b: GELU applied before the bias"),
         (
@@ -266,6 +274,23 @@ def test_linear_gelu(impl, backend, shape, dtype):
     """nn.Linear's layout: x [M, K] and w [N, K] contiguous, b [N]."""
     m, k, n = shape
     x, w, b = _inputs(m, k, n, seed=m + k + n, dtype=dtype, device=backend.device)
+    check_linear_gelu(impl, backend, x, w, b)
+
+
+def test_linear_gelu_bias_cancels_product(impl, backend):
+    """bf16, x @ w.T of about +-100 and a bias that cancels it: v = x @ w.T + b is O(1).
+
+    Rounded to bf16 (an ulp of 0.5 at 100) before the bias, x @ w.T moves v by up to 0.25,
+    or 0.5 where the conversion truncates; in fp32 it stays within 1e-4.
+    """
+    m, k, n = 16, 64, 40
+    gen = torch.Generator().manual_seed(7)
+    x = (1 + 0.1 * torch.randn(m, k, generator=gen)).bfloat16()
+    size = torch.where(torch.rand(n, generator=gen) < 0.5, -1.0, 1.0) * (60 + 60 * torch.rand(n))
+    w = (size[:, None] / k + 0.1 / math.sqrt(k) * torch.randn(n, k, generator=gen)).bfloat16()
+    b = -(x.double() @ w.double().T).mean(0)
+    b = (b + 0.5 * torch.randn(n, generator=gen)).bfloat16()
+    x, w, b = (t.to(backend.device) for t in (x, w, b))
     check_linear_gelu(impl, backend, x, w, b)
 
 

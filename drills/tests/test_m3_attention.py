@@ -10,8 +10,9 @@ for every such BLOCK_N. What each input exposes:
   block, so an accumulator that is not rescaled keeps early keys far too heavy;
 - "negative" keys, whose scores are all about -3: a padded key that enters the softmax with a
   score of 0 outweighs twenty real ones;
-- causal inputs with spiky scores: moving the mask by one key changes every row;
-- an explicit sm_scale of 0.5 where the default would be 0.25;
+- causal inputs with spiky scores: moving the mask by one key changes every row (a mask that
+  lets key i + 1 in may still stop at the query block's end: suspects for every BLOCK_M);
+- an explicit sm_scale of 0.3 where the default would be 0.25 (and 0.09 if applied twice);
 - q, k, v as [B, S, H, D] tensors seen as [B, H, S, D] (strided heads and rows).
 Every tensor sits inside NaN guards, so a load without a mask turns rows NaN (`missing-mask`).
 
@@ -39,7 +40,8 @@ from tutor.harness import diagnoses as dx
 
 DRILL = "m3"
 
-BLOCKS = (16, 32, 64, 128)  # the BLOCK_N a learner may pick: suspects are made for each
+BLOCKS = (16, 32, 64, 128)  # the BLOCK_N (or BLOCK_M) a learner may pick: suspects for each
+LOG2E = 1.4426950408889634
 
 # fp32 on the CPU: tl.dot is an fp32 numpy matmul, exp2 is exact to an ulp; the kernel differs
 # from the fp64 reference by ~1e-6 at most on these inputs (outputs are at most ~3).
@@ -84,6 +86,26 @@ def scores(
 def attention_fp64(q, k, v, causal: bool, scale: float, diagonal: int = 1) -> torch.Tensor:
     """softmax(q k^T * scale [masked]) v in float64 (NaN in a row whose every key is masked)."""
     return torch.softmax(scores(q, k, scale, causal, diagonal), dim=-1) @ v.double()
+
+
+def one_ahead_within_blocks(q, k, v, scale: float, block_m: int) -> torch.Tensor:
+    """Causal attention whose mask lets key i + 1 in, from a kernel whose key loop still stops
+    at its query block's last row: that row (i + 1 a multiple of block_m) sees keys 0..i only."""
+    n = q.shape[-2]
+    rows = torch.arange(n, device=q.device)[:, None]
+    ahead = torch.where((rows + 1) % block_m == 0, rows, rows + 1)
+    hidden = torch.arange(n, device=q.device)[None, :] > ahead
+    s = (q.double() @ k.double().transpose(-1, -2) * scale).masked_fill(hidden, float("-inf"))
+    return torch.softmax(s, dim=-1) @ v.double()
+
+
+def last_key_block_only(q, k, v, scale: float, block_n: int) -> torch.Tensor:
+    """Non-causal attention over the last key block alone: what an online softmax gives when its
+    running max is never updated (it stays -inf, so exp(m - m_new) = 0 wipes every block's
+    terms but the last one's)."""
+    n = k.shape[-2]
+    first = (n - 1) // block_n * block_n
+    return attention_fp64(q, k[..., first:, :], v[..., first:, :], False, scale)
 
 
 def unrescaled(
@@ -171,6 +193,17 @@ def suspects(
             attention_fp64(q, k, v, causal, 1.0 / math.sqrt(head_dim)),
             "attention scaled by 1/sqrt(D): the sm_scale argument was ignored",
         )
+    made(
+        "scale-twice",
+        attention_fp64(q, k, v, causal, scale * scale),
+        f"scores scaled by sm_scale twice (sm_scale^2 = {scale * scale:.4g}): once on q or "
+        "the scores, and once more where the scores are scaled",
+    )
+    made(
+        "scale-twice",
+        attention_fp64(q, k, v, causal, scale * scale * LOG2E),
+        "scores multiplied by sm_scale * log2(e) twice before exp2",
+    )
     for block_n in BLOCKS:
         made(
             "acc-not-rescaled",
@@ -199,7 +232,22 @@ def suspects(
             attention_fp64(q, k, v, True, scale, diagonal=2),
             "a causal mask that lets one future key in (j > i + 1 masked)",
         )
+        for block_m in BLOCKS:
+            made(
+                "causal-off-by-one",
+                one_ahead_within_blocks(q, k, v, scale, block_m),
+                "a causal mask that lets one future key in (j > i + 1 masked), except on the "
+                f"last row of each block of {block_m} queries, where the key loop stops",
+            )
     else:
+        for block_n in BLOCKS:
+            made(
+                "max-not-updated",
+                last_key_block_only(q, k, v, scale, block_n),
+                f"a softmax over the last block of {block_n} keys only: the running max is "
+                "never updated, so exp(m_old - m_new) = exp(-inf) = 0 wipes out the blocks "
+                "before it",
+            )
         for block_n in BLOCKS:
             value = with_padded_keys(q, k, v, scale, block_n)
             if value is not None:
@@ -325,9 +373,10 @@ def test_fp32_causal_growing_scores(impl, backend):
 
 
 def test_fp32_explicit_sm_scale(impl, backend):
-    # sm_scale = 0.5 where the default 1/sqrt(16) would be 0.25: the argument must be used.
+    # sm_scale = 0.3 where the default 1/sqrt(16) would be 0.25: the argument must be used.
+    # (0.5 would make sm_scale applied twice look like the default: 0.5^2 = 0.25.)
     q, k, v = on_device(random_qkv((1, 2, 150, 16), seed=6), torch.float32, backend)
-    check_attention(impl, backend, q, k, v, fp32_tol(backend), sm_scale=0.5)
+    check_attention(impl, backend, q, k, v, fp32_tol(backend), sm_scale=0.3)
 
 
 def test_fp32_short_sequence(impl, backend):

@@ -20,7 +20,10 @@ The kinds of rows, each there to expose one mistake:
   unless guarded.
 Inputs are followed by NaN (or have NaN slack after each row), so a load without a mask turns
 rows NaN (`missing-mask`); tensors the learner allocates sit between runs of sentinel values,
-so an unmasked store lands there.
+so an unmasked store lands there. A rescale factor written exp(m_new - m_old) grows the sum
+where it should shrink it (a suspect, when the running max starts at 0 or at the first block's
+max), or, from a start at -inf or -1e30, overflows in the first block: 0 * inf = NaN in every
+row, also with 0 around the input.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from tutor.harness import (
     row_sliced,
 )
 from tutor.harness import diagnoses as dx
+from tutor.harness.inputs import guard_fill, same_layout
 
 DRILL = "t4"
 
@@ -108,6 +112,20 @@ def unrescaled_lanes_softmax(rows: torch.Tensor, block: int) -> torch.Tensor:
     return _normalised(rows, m, s)
 
 
+def inverted_rescale_softmax(rows: torch.Tensor, block: int, zero_start: bool) -> torch.Tensor:
+    """A running sum multiplied by exp(m_new - m_old) where exp(m_old - m_new) belongs, from a
+    running max that starts at 0 (`zero_start`) or at the first block's max: the blocks before
+    the max grew count exp(2 * growth) too much."""
+    xb = _blocked(rows, block)
+    running = torch.cummax(xb.amax(-1), dim=1).values  # [R, blocks]
+    if zero_start:
+        running = running.clamp(min=0.0)
+    m = _safe(running)
+    block_sums = torch.exp(xb - m[..., None]).sum(-1)
+    s = (block_sums * torch.exp(m[:, -1:] - m)).sum(-1)
+    return _normalised(rows, m[:, -1], s)
+
+
 def zero_padded_softmax(rows: torch.Tensor, block: int) -> torch.Tensor:
     """The padded lanes of the last block loaded as 0: they enter the max and the sum."""
     xb = _blocked(rows, block, pad=0.0).reshape(rows.shape[0], -1)
@@ -173,6 +191,14 @@ def suspects(x: torch.Tensor, backend: Backend, flat: torch.Tensor | None) -> li
             f"per-lane running sums (blocks of {block}) not rescaled when a lane's max grew",
         )
     for block in BLOCKS:
+        for zero_start, start in ((False, "the first block's max"), (True, "0")):
+            add(
+                "rescale-inverted",
+                inverted_rescale_softmax(rows, block, zero_start),
+                f"a running sum (blocks of {block}, the max starting at {start}) multiplied "
+                "by exp(m_new - m_old) instead of exp(m_old - m_new) when the max grew",
+            )
+    for block in BLOCKS:
         add(
             "padding-neg-inf",
             zero_padded_softmax(rows, block),
@@ -228,6 +254,31 @@ def loop_bound_evidence(
                 "stops before the last, partial block."
             )
     return None
+
+
+def rescale_overflow_evidence(impl, x: torch.Tensor, y: torch.Tensor) -> str | None:
+    """NaN in every row, rows of plain finite values too, and again with 0 around the input:
+    what 0 * inf in the first rescale gives, exp(m_new - m_old) with m_old at its -inf (or
+    -1e30) start. A running max that starts at -inf without a guard turns only rows whose first
+    block is all -inf NaN; a load past the end, only with NaN around the input."""
+    n = x.shape[-1]
+    if not bool(y.reshape(-1, n).isnan().any(-1).all()):
+        return None
+    finite = torch.isfinite(x.reshape(-1, n)).all(-1)
+    if not bool(finite.any()):
+        return None
+    with guard_fill(0.0):
+        again = impl.softmax_online(same_layout(x))
+    if not isinstance(again, torch.Tensor) or again.shape != x.shape:
+        return None
+    if not bool(again.reshape(-1, n).isnan().any(-1).all()):
+        return None
+    return (
+        f"Every row is NaN, also the {int(finite.sum())} rows with no -inf in them, and also "
+        "with 0 instead of NaN around the input: the kernel makes NaN in every row, before "
+        "any value can be wrong. In an online softmax that is the first rescale: 0 * inf, "
+        "where the factor is exp(m_new - m_old) and m_old is still its -inf (or -1e30) start."
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -310,6 +361,9 @@ def check_softmax(
         if dx.rank(failure.diagnosis) == dx.DRILL_RANK:
             raise
         if isinstance(y, torch.Tensor) and y.shape == x.shape and y.dtype == x.dtype:
+            evidence = rescale_overflow_evidence(impl, x, y)
+            if evidence is not None:
+                raise failure.renamed("rescale-inverted", evidence) from None
             evidence = loop_bound_evidence(y, x, backend, tol)
             if evidence is not None:
                 raise failure.renamed("loop-bound", evidence) from None

@@ -10,7 +10,10 @@ visible:
   no mask at all fails both (`missing-mask`);
 - 37 x 520 and 520 x 37, several tiles along one axis only: program ids mapped to the wrong
   axes cover a corner of the output and leave the rest unwritten (`tile-axes-swapped`), which
-  square shapes hide.
+  square shapes hide;
+- ragged edge tiles also show a tl.trans'd tile stored with the tile's own mask instead of its
+  transpose (`trans-mask`): in y the mask is mirrored across each tile's diagonal, so some
+  values inside y are never written and some stores land outside it.
 Inputs sit between runs of NaN (a load without a mask turns NaN), tensors the learner allocates
 between sentinel values (a store without a mask lands there).
 """
@@ -29,16 +32,19 @@ from tutor.harness import (
     row_sliced,
 )
 from tutor.harness import diagnoses as dx
+from tutor.harness.allocations import GuardedAllocations, never_written
 
 DRILL = "t5"
 
 ASSUMES_CONTIGUOUS = "assumes-contiguous"
 MASK_ONE_DIM = "mask-one-dim"
 TILE_AXES_SWAPPED = "tile-axes-swapped"
+TRANS_MASK = "trans-mask"
 
 # A transpose copies values: every element must be bit for bit the input's, on every backend.
 EXACT = Tolerance(atol=0.0, rtol=0.0)
 MIN_TILE = 8  # no tile edge is shorter: a shorter right corner is not a tile's doing
+SQUARE_TILES = (16, 32, 64, 128)  # the only tiles whose mask fits the transposed tile's shape
 
 
 def values(shape: tuple[int, int], dtype: torch.dtype, device: str, seed: int) -> torch.Tensor:
@@ -124,21 +130,87 @@ def expect_tiles_on_the_right_axes(impl, y, x: torch.Tensor, what: str) -> None:
         )
 
 
+def untransposed_mask(m: int, n: int, block: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Where y = x.T ([n, m], contiguous) is written right and where never, when square tiles
+    of `block` store tl.trans(tile) with the tile's own mask instead of tl.trans(mask).
+
+    y[p, q] sits at (a, b) = (p % block, q % block) of its tile, and the store keeps it when the
+    tile's mask does at (a, b): row q - b + a of x below m, column p - a + b below n. Stores
+    the mask lets through outside y land on other elements of y (or past its end): those
+    elements are left out of both masks, since what they hold depends on the order programs
+    ran in. Returns (written right, never written), each [n, m].
+    """
+    rows = torch.arange(-(-n // block) * block)[:, None]  # p, over whole tiles
+    cols = torch.arange(-(-m // block) * block)[None, :]  # q
+    a, b = rows % block, cols % block
+    kept = (cols - b + a < m) & (rows - a + b < n)
+    inside = (rows < n) & (cols < m)
+    flat = rows * m + cols
+    stray = kept & ~inside & (flat < n * m)
+    hit = torch.zeros(n * m, dtype=torch.bool)
+    hit[flat[stray]] = True
+    hit = hit.view(n, m)
+    return (kept & inside)[:n, :m] & ~hit, (~kept & inside)[:n, :m] & ~hit
+
+
+def trans_mask_evidence(impl, x: torch.Tensor) -> str | None:
+    """For some square tile: y right where the untransposed mask writes it and never written
+    where it does not. The learner's function runs again with its allocations fenced, so y can
+    be looked at even when a store landed outside it."""
+    try:
+        with GuardedAllocations():
+            y = impl.module.transpose(x)
+    except Exception:  # noqa: BLE001 - evidence only: the first call's failure stands
+        return None
+    m, n = x.shape
+    if not isinstance(y, torch.Tensor) or tuple(y.shape) != (n, m) or y.stride() != (m, 1):
+        return None
+    got, want, blank = y.detach().cpu(), x.detach().cpu().t(), never_written(y.detach()).cpu()
+    for block in SQUARE_TILES:
+        right, unwritten = untransposed_mask(m, n, block)
+        if not unwritten.any():
+            continue
+        if torch.equal(got[right], want[right]) and bool(blank[unwritten].all()):
+            return (
+                f"With {block} x {block} tiles, y holds exactly what storing tl.trans(tile) "
+                "with the tile's own mask gives: the mask is for x's [BLOCK_M, BLOCK_N] tile, "
+                f"so in y it is mirrored across each tile's diagonal. {int(unwritten.sum())} "
+                "values inside y were never written, and stores outside y went through. The "
+                "stored tile is transposed: its mask must be too, tl.trans(mask)."
+            )
+    return None
+
+
 def check_transpose(impl, x: torch.Tensor, *, reads_guarded: bool = True) -> None:
-    y = impl.transpose(x)
+    try:
+        y = impl.transpose(x)
+    except DrillFailure as failure:
+        # Stores outside y (row-stride or missing-mask, from the fence): which, and why?
+        if failure.diagnosis in (dx.ROW_STRIDE, dx.MISSING_MASK):
+            evidence = trans_mask_evidence(impl, x)
+            if evidence is not None:
+                raise failure.renamed(TRANS_MASK, evidence) from None
+        raise
     what = (
         f"output for a {str(x.dtype).removeprefix('torch.')} x of shape {tuple(x.shape)}, "
         f"strides {tuple(x.stride())}"
     )
     expect_tiles_on_the_right_axes(impl, y, x, what)
-    expect_close(
-        y,
-        x.t().contiguous(),
-        what=what,
-        tol=EXACT,
-        suspects=stride_suspects(x),
-        reads_guarded=reads_guarded,
-    )
+    try:
+        expect_close(
+            y,
+            x.t().contiguous(),
+            what=what,
+            tol=EXACT,
+            suspects=stride_suspects(x),
+            reads_guarded=reads_guarded,
+        )
+    except DrillFailure as failure:
+        if dx.rank(failure.diagnosis) != dx.DRILL_RANK:
+            evidence = trans_mask_evidence(impl, x)
+            if evidence is not None:
+                raise failure.renamed(TRANS_MASK, evidence) from None
+        raise
     if not y.is_contiguous():
         raise DrillFailure(
             dx.MISMATCH,

@@ -1,6 +1,6 @@
 """A t4 mutant: the rescale factor written exp(m_new - m_old) (>= 1, it overflows) instead of
-exp(m_old - m_new), with the running max starting at a finite -1e30. Every row turns NaN:
-the tutor must not call that neg-inf-start, since nothing in the kernel is -inf.
+exp(m_old - m_new), with the running max starting at a finite -1e30. Every row turns NaN (0 *
+inf in the first block): rescale-inverted, not neg-inf-start, since nothing in it is -inf.
 """
 
 import torch
