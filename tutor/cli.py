@@ -321,12 +321,14 @@ def cmd_reset(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     from tutor import workspace
 
     drill = _drill(catalogue, args.drill)
+    mine = catalogue.paths.mine(drill.file)
     try:
         saved = workspace.reset(catalogue, drill)
     except workspace.WorkspaceError as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:  # a full disk: the backup or the copy failed, and was undone
+        raise UsageError(f"{mine} was not reset ({exc.strerror}); it is as it was") from None
     Coach(catalogue, store).forget_run(drill.id)  # the last run no longer describes the file
-    mine = catalogue.paths.mine(drill.file)
     print(f"{mine} is the starter again." + (f" Your file was saved to {saved}." if saved else ""))
     return EXIT_OK
 
@@ -415,6 +417,7 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     force_cpu = getattr(args, "cpu", False)
     if args.gpu and (force_cpu or not machine_has_gpu()):
         raise UsageError("--gpu proves the perf coach on a GPU: there is none here (or --cpu)")
+    catalogue.paths.writable(catalogue.paths.built_mutants)  # before any run: LinkRefused
     warm = WarmPool(catalogue.paths.state_dir, cpu=force_cpu or None)
     try:
         warm.ready.wait(timeout=180)  # else the runs simply go cold
