@@ -188,3 +188,13 @@ def test_dev_new_refuses_names_that_would_not_parse_and_quotes_any_title(course)
             "clamp_min",
         ]
     assert title in ast.get_docstring(ast.parse(course.test_file(drill.file).read_text()))
+
+
+@pytest.mark.parametrize("value", ["abc", "nan", "inf", "0", "-1", "12"])
+def test_a_memory_limit_that_is_not_usable_is_one_line_before_anything_runs(course, value):
+    env = dict(os.environ, TUTOR_MEMORY_LIMIT_MB=value)
+    for args in (("check", "t1", "--cpu"), ()):  # () opens the app: refused before it starts
+        out = tutor(course, *args, env=env, stdin=subprocess.DEVNULL)
+        _one_line_refusal(out, f"TUTOR_MEMORY_LIMIT_MB={value!r}")
+    assert not course.progress_file.exists()  # nothing ran, nothing was recorded against them
+    assert not course.mine("t1_gelu.py").exists()

@@ -161,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     try:
         paths = CoursePaths(find_root(args.root))
+        if args.command in (None, "check", "bench", "dev"):  # the commands that start runs
+            _memory_limit_is_usable()
         if args.command is None:
             from tutor.ui.app import run_app  # Textual is imported only for the app
 
@@ -174,6 +176,16 @@ def _main(args: argparse.Namespace) -> int:
     except (CourseNotFound, YamlFileError, ProgressError, UsageError) as exc:
         print(f"tutor: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _memory_limit_is_usable() -> None:
+    """A bad $TUTOR_MEMORY_LIMIT_MB is a set-up error, said before anything runs."""
+    from tutor.supervisor import MemoryLimitError, default_memory_limit
+
+    try:
+        default_memory_limit()
+    except MemoryLimitError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _drill(catalogue: Catalogue, drill_id: str):

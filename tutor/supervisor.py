@@ -31,6 +31,7 @@ pid). When the warm process cannot take the run, it starts cold.
 
 from __future__ import annotations
 
+import math
 import os
 import selectors
 import signal
@@ -53,16 +54,38 @@ STARTUP_TIMEOUT_S = 180.0  # python, torch and triton imports on a busy 2-core m
 EVENTS_PATH = "{tutor-events-path}"  # replaced in the command by the events pipe's /dev/fd path
 RUN_ID = "TUTOR_RUN_ID"  # the environment variable that marks every process of a run
 MEMORY_FRACTION = 0.5  # the default memory limit: half the machine's memory
+MEMORY_LIMIT_VARIABLE = "TUTOR_MEMORY_LIMIT_MB"
+# A cold run of a drill's solution peaked at 324-332 MB on the CPU (t1, t3, m3; 2026-12-01),
+# before any tensor of the learner's: a smaller limit would end every run.
+SMALLEST_MEMORY_LIMIT_MB = 512
 
 Chunk = Callable[[bytes], None]
 
 
+class MemoryLimitError(ValueError):
+    """$TUTOR_MEMORY_LIMIT_MB says something that is not a usable limit; the message says why."""
+
+
 def default_memory_limit() -> int:
     """Bytes a run may hold resident: $TUTOR_MEMORY_LIMIT_MB, else half the machine's memory."""
-    explicit = os.environ.get("TUTOR_MEMORY_LIMIT_MB", "").strip()
-    if explicit:
-        return int(float(explicit) * 2**20)
-    return int(psutil.virtual_memory().total * MEMORY_FRACTION)
+    explicit = os.environ.get(MEMORY_LIMIT_VARIABLE, "").strip()
+    if not explicit:
+        return int(psutil.virtual_memory().total * MEMORY_FRACTION)
+    try:
+        megabytes = float(explicit)
+    except ValueError:
+        megabytes = math.nan
+    if not math.isfinite(megabytes):
+        raise MemoryLimitError(
+            f"{MEMORY_LIMIT_VARIABLE}={explicit!r} is not a number of megabytes "
+            "(e.g. 8192, or unset it for half the machine's memory)"
+        )
+    if megabytes < SMALLEST_MEMORY_LIMIT_MB:
+        raise MemoryLimitError(
+            f"{MEMORY_LIMIT_VARIABLE}={explicit!r} is below {SMALLEST_MEMORY_LIMIT_MB} MB: "
+            "every run would end as out of memory (torch and triton alone hold about 330 MB)"
+        )
+    return int(megabytes * 2**20)
 
 
 @dataclass(frozen=True)
