@@ -432,7 +432,7 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     catalogue.paths.writable(catalogue.paths.built_mutants)  # before any run: LinkRefused
     warm = WarmPool(catalogue.paths.state_dir, cpu=force_cpu or None)
     try:
-        warm.ready.wait(timeout=180)  # else the runs simply go cold
+        warm.wait_ready(180)  # else the runs simply go cold
         runner = Runner(catalogue, force_cpu=force_cpu, warm=warm)
         show = None if args.json else (lambda finding: print(finding.line(), flush=True))
         findings = devcheck.check_course(
