@@ -482,3 +482,92 @@ def test_a_fifo_or_a_binary_file_under_test_is_named(course, tmp_path):
     out = tutor(course, "check", "t1", "--impl", str(binary), "--cpu", timeout=60)
     assert out.returncode == 2 and "is a binary file (a NUL byte at byte 31)" in out.stdout
     assert "None" not in out.stdout and "Traceback" not in out.stdout + out.stderr
+
+
+# ---- the app ends within seconds of SIGHUP or SIGTERM, even when its shutdown would hang ----
+
+# The app on a course, with a runner whose run never returns and ignores its cancel: a worker
+# thread stuck for good, which the app's shutdown would otherwise wait on for ever.
+STUCK_APP = """
+import sys, threading
+from pathlib import Path
+from tutor.catalogue import load_catalogue
+from tutor.paths import CoursePaths
+from tutor.progress import ProgressStore
+from tutor.ui.app import TutorApp
+
+class StuckRunner:
+    timeout = 120.0
+
+    def run(self, drill_id, impl="mine", *, on_event=None, cancel=None):
+        Path(sys.argv[2]).write_text("stuck")
+        threading.Event().wait()
+
+paths = CoursePaths(Path(sys.argv[1]))
+TutorApp(load_catalogue(paths), ProgressStore(paths.progress_file),
+         runner_factory=lambda catalogue, cpu: StuckRunner(), force_cpu=True,
+         watch=False, gpu_probe=lambda: None).run()
+"""
+
+
+def _in_a_terminal(argv: list[str], env: dict[str, str]) -> tuple[int, int]:
+    """`argv` in a new pseudo-terminal of 120x40 (its session's controlling terminal), its
+    output drained in the background; returns (pid, the terminal's master end)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import threading
+
+    pid, master = pty.fork()
+    if pid == 0:
+        os.execve(argv[0], argv, env)
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+
+    def drain() -> None:
+        try:
+            while os.read(master, 65536):
+                pass
+        except OSError:
+            pass
+
+    threading.Thread(target=drain, daemon=True).start()
+    return pid, master
+
+
+def _ended_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("how", ["terminal closed", "SIGTERM"])
+def test_the_app_is_gone_soon_after_sighup_or_sigterm_even_with_a_stuck_worker(
+    course, tmp_path, how
+):
+    flag = tmp_path / "stuck"
+    env = dict(os.environ, TERM="xterm-256color", TUTOR_NO_WARM="1")
+    app = [sys.executable, "-c", STUCK_APP, str(course.root), str(flag)]
+    pid, master = _in_a_terminal(app, env)
+    ended = False
+    try:
+        deadline = time.monotonic() + 120
+        while not flag.exists():  # `r` until the app is up and its run is stuck
+            assert time.monotonic() < deadline, "the app never started its run"
+            os.write(master, b"r")
+            time.sleep(0.5)
+        if how == "terminal closed":
+            os.close(master)  # the kernel hangs up the terminal: SIGHUP to the app
+        else:
+            os.kill(pid, signal.SIGTERM)
+        ended = _ended_within(pid, 60)
+        assert ended, "the app outlived its shutdown deadline"
+    finally:
+        if not ended:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        if how != "terminal closed":
+            os.close(master)
