@@ -257,3 +257,20 @@ def test_a_stopped_warm_process_does_not_outlive_its_killed_owner(tmp_path):
         assert _gone(warm), psutil.Process(warm).as_dict(["status", "ppid"])
     finally:
         owner.kill()
+
+
+def test_a_warm_process_that_does_not_answer_is_retired_and_replaced(
+    course, pool, tmp_path, monkeypatch
+):
+    import tutor.warm
+
+    # Stopped, but not seen as stopped: only its silence shows, as with one stuck in a call.
+    monkeypatch.setattr(tutor.warm, "_stopped", lambda pid: False)
+    monkeypatch.setattr(tutor.warm, "ANSWER_TIMEOUT_S", 1.0)
+    silent = pool.process.pid
+    os.kill(silent, signal.SIGSTOP)
+    path, _ = _learner(tmp_path, wait=0)
+    result = Runner(load_catalogue(course), force_cpu=True, warm=pool).run("t1", str(path))
+    assert not result.warm and result.diagnoses == [dx.NOT_STARTED]  # this run went cold
+    assert _gone(silent)
+    assert pool.wait_ready(180) and pool.process.pid != silent and pool.launches == 2

@@ -187,12 +187,19 @@ def _handle(conn: socket.socket, inherited: list, cuda_started: bool) -> None:
         request = json.loads(data) if data else None
     except ValueError:
         request = None
-    if request is None or len(fds) != FDS or cuda_started:
+    if cuda_started:  # a fork would inherit a CUDA it cannot use
+        refused = "CUDA started in the warm process"
+    elif request is None or len(fds) != FDS:
+        refused = "not a request this warm process reads"
+    else:
+        refused = ""
+    if refused:  # said, so that the tutor runs it cold at once
         for fd in fds:
             os.close(fd)
-        if cuda_started:  # a fork would inherit a CUDA it cannot use: the tutor runs it cold
-            reply = {"refused": "CUDA started in the warm process"}
-            conn.sendall(json.dumps(reply).encode() + b"\n")
+        try:
+            conn.sendall(json.dumps({"refused": refused}).encode() + b"\n")
+        except OSError:
+            pass  # the client is gone already
         return
     pid = os.fork()
     if pid == 0:  # the keeper
