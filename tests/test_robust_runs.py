@@ -361,3 +361,213 @@ def test_a_full_disk_is_named_and_the_progress_kept(course):
     assert f"{course.progress_file}: progress not saved" in out.stderr
     assert course.progress_file.read_text() == before
     assert [f.name for f in course.progress_file.parent.glob(".progress-*")] == []
+
+
+# ---- the learner's code cannot reach the tutor: it runs one process away, under a keeper ----
+
+# Two ways of signalling the parent: at import, with os.kill; in the function, through psutil.
+SIGNALS_PARENT_AT_IMPORT = """
+import os, signal
+os.kill(os.getppid(), signal.{signal})
+
+def gelu_tanh(x):
+    raise NotImplementedError("TODO")
+"""
+
+SIGNALS_PARENT_IN_THE_FUNCTION = """
+import signal, psutil
+
+def gelu_tanh(x):
+    psutil.Process().parent().send_signal(signal.{signal})
+    raise NotImplementedError("TODO")
+"""
+
+
+@pytest.fixture(scope="module")
+def warm_pool(tmp_path_factory):
+    """A warm process this test module owns, as the app would (its runs fork from it)."""
+    from tutor.warm import WarmPool
+
+    pool = WarmPool(tmp_path_factory.mktemp("warm") / ".tutor", cpu=True)
+    assert pool.wait_ready(180), "the warm process never became ready"
+    yield pool
+    pool.close()
+
+
+@pytest.mark.parametrize(
+    ("source", "signal_name", "did"),
+    [
+        (SIGNALS_PARENT_AT_IMPORT, "SIGKILL", "killed"),
+        (SIGNALS_PARENT_IN_THE_FUNCTION, "SIGSTOP", "stopped (SIGSTOP)"),
+    ],
+    ids=["kill-at-import", "stop-in-function"],
+)
+def test_code_that_signals_its_parent_is_named_and_the_tutor_goes_on(
+    course, tmp_path, source, signal_name, did
+):
+    path = tmp_path / "signals.py"
+    path.write_text(source.format(signal=signal_name))
+    out = tutor(course, "check", "t1", "--impl", str(path), "--cpu", "--json", "--timeout", "60")
+    assert out.returncode == 1, out.stderr  # tests failed: the tutor lived to say so
+    data = json.loads(out.stdout)
+    assert data["status"] == r.CRASHED and data["diagnoses"][0] == dx.SIGNALS_PARENT
+    assert f"your code {did} the process that runs it" in data["message"]
+
+
+def test_a_warm_run_whose_keeper_is_killed_runs_again_cold_with_the_same_verdict(
+    course, tmp_path, warm_pool
+):
+    path = tmp_path / "signals.py"
+    path.write_text(SIGNALS_PARENT_AT_IMPORT.format(signal="SIGKILL"))
+    result = Runner(load_catalogue(course), force_cpu=True, warm=warm_pool).run("t1", str(path))
+    assert not result.warm  # the warm attempt was lost; the verdict is the cold run's
+    assert result.diagnoses[0] == dx.SIGNALS_PARENT
+    assert "lost this run" in result.message and "your code killed" in result.message
+    assert warm_pool.process.poll() is None  # the warm process itself was out of reach
+
+
+THREAD_LEFT_RUNNING = """
+import threading, time
+
+threading.Thread(target=time.sleep, args=(3600,), name="learners-own").start()  # not a daemon
+"""
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_a_thread_the_learner_leaves_running_does_not_hold_a_passing_run(
+    course, tmp_path, warm, request
+):
+    path = tmp_path / "threaded.py"
+    path.write_text(course.solution("t1_gelu.py").read_text() + THREAD_LEFT_RUNNING)
+    pool = request.getfixturevalue("warm_pool") if warm else None
+    result = Runner(load_catalogue(course), force_cpu=True, timeout=60, warm=pool).run(
+        "t1", str(path)
+    )
+    assert result.status == r.PASSED, (result.status, result.diagnoses, result.message)
+    assert result.warm is warm
+
+
+FORGES_EVENTS = """
+import json, os, sys
+
+def _forge():
+    # Find the tutor's events channel from the command line and claim every test passed.
+    (path,) = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--tutor-events=")]
+    with open(path, "w") as channel:
+        for name in ("test_fp32_one_partly_filled_block", "test_bf16_3d"):
+            test = "drills/tests/test_t1_gelu.py::" + name
+            channel.write(json.dumps({{"event": "test", "id": test, "outcome": "passed"}}) + "\\n")
+        channel.write(json.dumps({{"event": "session_end", "exitstatus": 0}}) + "\\n")
+    os._exit(0)
+
+_forge()
+"""
+
+
+def test_forged_events_on_the_tutors_channel_pass_nothing(course, tmp_path):
+    path = tmp_path / "forger.py"
+    path.write_text(FORGES_EVENTS.format())
+    result = Runner(load_catalogue(course), force_cpu=True).run("t1", str(path))
+    assert not result.passed and result.tests == []
+    assert result.status == r.CRASHED and "while running test_" in result.message
+
+
+def test_a_fifo_or_a_binary_file_under_test_is_named(course, tmp_path):
+    fifo = tmp_path / "kernel.py"
+    os.mkfifo(fifo)
+    out = tutor(course, "check", "t1", "--impl", str(fifo), "--cpu", timeout=60)
+    assert out.returncode == 2 and f"{fifo} is a FIFO" in out.stdout, out.stdout
+    binary = tmp_path / "binary.py"
+    binary.write_bytes(b"def gelu_tanh(x):\n    return x\n\x00\x01\x02")
+    out = tutor(course, "check", "t1", "--impl", str(binary), "--cpu", timeout=60)
+    assert out.returncode == 2 and "is a binary file (a NUL byte at byte 31)" in out.stdout
+    assert "None" not in out.stdout and "Traceback" not in out.stdout + out.stderr
+
+
+# ---- the app ends within seconds of SIGHUP or SIGTERM, even when its shutdown would hang ----
+
+# The app on a course, with a runner whose run never returns and ignores its cancel: a worker
+# thread stuck for good, which the app's shutdown would otherwise wait on for ever.
+STUCK_APP = """
+import sys, threading
+from pathlib import Path
+from tutor.catalogue import load_catalogue
+from tutor.paths import CoursePaths
+from tutor.progress import ProgressStore
+from tutor.ui.app import TutorApp
+
+class StuckRunner:
+    timeout = 120.0
+
+    def run(self, drill_id, impl="mine", *, on_event=None, cancel=None):
+        Path(sys.argv[2]).write_text("stuck")
+        threading.Event().wait()
+
+paths = CoursePaths(Path(sys.argv[1]))
+TutorApp(load_catalogue(paths), ProgressStore(paths.progress_file),
+         runner_factory=lambda catalogue, cpu: StuckRunner(), force_cpu=True,
+         watch=False, gpu_probe=lambda: None).run()
+"""
+
+
+def _in_a_terminal(argv: list[str], env: dict[str, str]) -> tuple[int, int]:
+    """`argv` in a new pseudo-terminal of 120x40 (its session's controlling terminal), its
+    output drained in the background; returns (pid, the terminal's master end)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import threading
+
+    pid, master = pty.fork()
+    if pid == 0:
+        os.execve(argv[0], argv, env)
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+
+    def drain() -> None:
+        try:
+            while os.read(master, 65536):
+                pass
+        except OSError:
+            pass
+
+    threading.Thread(target=drain, daemon=True).start()
+    return pid, master
+
+
+def _ended_within(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if os.waitpid(pid, os.WNOHANG)[0] == pid:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.parametrize("how", ["terminal closed", "SIGTERM"])
+def test_the_app_is_gone_soon_after_sighup_or_sigterm_even_with_a_stuck_worker(
+    course, tmp_path, how
+):
+    flag = tmp_path / "stuck"
+    env = dict(os.environ, TERM="xterm-256color", TUTOR_NO_WARM="1")
+    app = [sys.executable, "-c", STUCK_APP, str(course.root), str(flag)]
+    pid, master = _in_a_terminal(app, env)
+    ended = False
+    try:
+        deadline = time.monotonic() + 120
+        while not flag.exists():  # `r` until the app is up and its run is stuck
+            assert time.monotonic() < deadline, "the app never started its run"
+            os.write(master, b"r")
+            time.sleep(0.5)
+        if how == "terminal closed":
+            os.close(master)  # the kernel hangs up the terminal: SIGHUP to the app
+        else:
+            os.kill(pid, signal.SIGTERM)
+        ended = _ended_within(pid, 60)
+        assert ended, "the app outlived its shutdown deadline"
+    finally:
+        if not ended:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        if how != "terminal closed":
+            os.close(master)

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
+import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 import torch
 
+from tutor import diagnoses as dx
 from tutor import zygote
 from tutor.catalogue import load_catalogue
 from tutor.runner import Runner
@@ -65,11 +71,11 @@ def test_the_audit_sees_what_would_start_cuda():
 def test_a_warm_process_where_cuda_started_refuses_to_fork():
     ours, theirs = socket.socketpair()
     output_read, output_write = os.pipe()
+    children = psutil.Process().children()
     try:
-        socket.send_fds(ours, [json.dumps({"args": []}).encode()], [output_write, output_write])
-        owners: dict = {}
-        assert zygote._handle(theirs, owners, [], cuda_started=True)
-        assert owners == {}  # nothing was forked
+        socket.send_fds(ours, [json.dumps({"args": []}).encode()], [output_write] * zygote.FDS)
+        zygote._handle(theirs, [], cuda_started=True)
+        assert psutil.Process().children() == children  # nothing was forked
         assert "refused" in json.loads(ours.recv(4096))
     finally:
         for fd in (output_read, output_write):
@@ -119,3 +125,152 @@ def test_a_run_that_lands_on_the_other_backend_starts_again_cold(course):
         assert result.warm and result.passed, (result.status, result.diagnoses, result.message)
     finally:
         gpu_pool.close()
+
+
+# ---- a warm process that dies, stops or loses its client: no run hangs, nothing is left ----
+
+# A T1 learner file that records its pid (and its parent's, the run's keeper) once, then waits
+# a moment (or for ever) before it fails as not started.
+WAITS = """
+import os, time
+from pathlib import Path
+
+def gelu_tanh(x):
+    flag = Path({flag!r})
+    if not flag.exists():
+        flag.write_text(f"{{os.getpid()}} {{os.getppid()}}")
+        time.sleep({wait})
+    raise NotImplementedError("TODO")
+"""
+
+
+def _learner(tmp_path: Path, wait: float) -> tuple[Path, Path]:
+    flag = tmp_path / "started"
+    path = tmp_path / "learner.py"
+    path.write_text(WAITS.format(flag=str(flag), wait=wait))
+    return path, flag
+
+
+def _wait_for(path: Path, seconds: float = 120.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while not (path.exists() and path.read_text()):
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+    return [int(pid) for pid in path.read_text().split()]
+
+
+def _gone(pid: int, seconds: float = 30.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
+                return True
+        except psutil.NoSuchProcess:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _check(course, *args: str) -> subprocess.CompletedProcess:
+    """`tutor check` in a process of its own: it borrows the warm process this test owns."""
+    command = [sys.executable, "-m", "tutor", "--root", str(course.root), "check", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+
+def test_a_warm_process_killed_during_a_run_takes_nothing_of_the_run(course, pool, tmp_path):
+    path, flag = _learner(tmp_path, wait=2)
+    results = []
+    runner = Runner(load_catalogue(course), force_cpu=True, warm=pool)
+    thread = threading.Thread(target=lambda: results.append(runner.run("t1", str(path))))
+    thread.start()
+    _wait_for(flag)
+    old = pool.process.pid
+    pool.process.kill()
+    thread.join(timeout=300)
+    (result,) = results
+    assert result.warm and result.diagnoses == [dx.NOT_STARTED], result.message
+    assert not result.message  # nothing to excuse: the run never noticed
+    assert pool.wait_ready(180) and pool.process.pid != old  # another one took its place
+
+
+def test_a_stopped_warm_process_holds_no_run_and_is_replaced(course, pool, tmp_path):
+    path, flag = _learner(tmp_path, wait=3)
+    check = subprocess.Popen(
+        [sys.executable, "-m", "tutor", "--root", str(course.root), "check", "t1"]
+        + ["--impl", str(path), "--cpu", "--json", "--timeout", "60"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(flag)
+    stopped = pool.process.pid
+    os.kill(stopped, signal.SIGSTOP)  # during a borrowed run
+    out, _ = check.communicate(timeout=300)
+    first = json.loads(out)
+    assert first["runner"] == "warm" and first["diagnoses"] == [dx.NOT_STARTED]
+    # The next run finds it stopped: cold at once, and the stopped process is retired.
+    second = json.loads(_check(course, "t1", "--impl", str(path), "--cpu", "--json").stdout)
+    assert second["runner"] == "cold" and second["diagnoses"] == [dx.NOT_STARTED]
+    assert _gone(stopped)
+    assert pool.wait_ready(180) and pool.process.pid != stopped  # its owner started another
+    third = json.loads(_check(course, "t1", "--impl", str(path), "--cpu", "--json").stdout)
+    assert third["runner"] == "warm"
+
+
+def test_a_borrowed_run_ends_when_its_tutor_check_is_killed(course, pool, tmp_path):
+    path, flag = _learner(tmp_path, wait=3600)
+    check = subprocess.Popen(
+        [sys.executable, "-m", "tutor", "--root", str(course.root), "check", "t1"]
+        + ["--impl", str(path), "--cpu"],
+        stdout=subprocess.DEVNULL,
+    )
+    run, keeper = _wait_for(flag)
+    assert psutil.Process(keeper).ppid() == pool.process.pid  # borrowed: forked from ours
+    check.kill()
+    check.wait()
+    assert _gone(run) and _gone(keeper)
+    assert pool.process.poll() is None  # the warm process serves on
+
+
+OWNS_A_WARM_PROCESS = """
+import sys, time
+from pathlib import Path
+from tutor.warm import WarmPool
+
+pool = WarmPool(Path(sys.argv[1]), cpu=True)
+assert pool.wait_ready(180)
+print(pool.process.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_stopped_warm_process_does_not_outlive_its_killed_owner(tmp_path):
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNS_A_WARM_PROCESS, str(tmp_path / ".tutor")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        warm = int(owner.stdout.readline())
+        os.kill(warm, signal.SIGSTOP)
+        owner.kill()  # as a SIGKILLed app: no clean-up of its own
+        owner.wait()
+        assert _gone(warm), psutil.Process(warm).as_dict(["status", "ppid"])
+    finally:
+        owner.kill()
+
+
+def test_a_warm_process_that_does_not_answer_is_retired_and_replaced(
+    course, pool, tmp_path, monkeypatch
+):
+    import tutor.warm
+
+    # Stopped, but not seen as stopped: only its silence shows, as with one stuck in a call.
+    monkeypatch.setattr(tutor.warm, "_stopped", lambda pid: False)
+    monkeypatch.setattr(tutor.warm, "ANSWER_TIMEOUT_S", 1.0)
+    silent = pool.process.pid
+    os.kill(silent, signal.SIGSTOP)
+    path, _ = _learner(tmp_path, wait=0)
+    result = Runner(load_catalogue(course), force_cpu=True, warm=pool).run("t1", str(path))
+    assert not result.warm and result.diagnoses == [dx.NOT_STARTED]  # this run went cold
+    assert _gone(silent)
+    assert pool.wait_ready(180) and pool.process.pid != silent and pool.launches == 2

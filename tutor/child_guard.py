@@ -3,10 +3,16 @@
     python -m pytest ... -p tutor.child_guard --tutor-deadline=300
 
 The tutor (tutor.supervisor) ends a run from the outside. This ends it from the inside when
-the outside cannot: if the tutor dies (SIGKILL, a closed terminal), or the child outlives its
-deadline, a watchdog thread kills every process of the run, and the run itself last. It also
+the outside cannot: if the run's keeper (its parent, tutor.keeper) or the tutor that supervises
+it ($TUTOR_CLIENT) dies (SIGKILL, a closed terminal), or the child outlives its deadline, a
+watchdog thread kills every process of the run, and the run itself last. (Watching the tutor
+too matters when the keeper is stopped: a stopped keeper cannot see its tutor go.) It also
 makes the child a subreaper, so processes the learner's code starts and abandons stay below it
 and are ended when the run ends, however it ends.
+
+As a pytest plugin it also ends the run as soon as its session is over: threads the learner's
+code left running (not daemon threads) would otherwise hold the process at Python's exit until
+the time limit, and a run whose every test passed would be reported as a hang.
 
 Used as a pytest plugin by the runner, and through `install` by the bench process.
 """
@@ -16,10 +22,12 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import sys
 import threading
 import time
 
 import psutil
+import pytest
 
 PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 WATCH_S = 0.2
@@ -34,18 +42,27 @@ def install(deadline_s: float | None, parent: int | None = None) -> None:
         pass
     deadline = time.monotonic() + deadline_s if deadline_s else None
     me = os.getpid()
+    client = _client()
 
     def watch() -> None:
         while True:
             time.sleep(WATCH_S)
             if os.getpid() != me:
                 return  # a fork of this process: its own run's business, not ours
-            orphaned = os.getppid() != parent
+            orphaned = os.getppid() != parent or (client is not None and not client.is_running())
             late = deadline is not None and time.monotonic() > deadline
             if orphaned or late:
                 end_everything()
 
     threading.Thread(target=watch, name="tutor-child-guard", daemon=True).start()
+
+
+def _client() -> psutil.Process | None:
+    """The tutor process that supervises this run (tutor.supervisor.CLIENT), if it is known."""
+    try:
+        return psutil.Process(int(os.environ.get("TUTOR_CLIENT", "")))
+    except (ValueError, psutil.Error):
+        return None
 
 
 def end_descendants() -> None:
@@ -88,6 +105,21 @@ def pytest_configure(config) -> None:
         install(config.getoption("--tutor-deadline"))
 
 
+_SESSION = pytest.StashKey[pytest.Session]()
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[_SESSION] = session
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config) -> None:
-    # Processes the learner's code started and left running end with the run.
+    # Processes the learner's code started and left running end with the run, and so does the
+    # run itself, now, with pytest's exit status (every other plugin has unconfigured: trylast).
     end_descendants()
+    session = config.stash.get(_SESSION, None)
+    if session is None or hasattr(config, "workerinput"):
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(int(session.exitstatus))

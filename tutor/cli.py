@@ -161,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     try:
         paths = CoursePaths(find_root(args.root))
+        if args.command in (None, "check", "bench", "dev"):  # the commands that start runs
+            _memory_limit_is_usable()
         if args.command is None:
             from tutor.ui.app import run_app  # Textual is imported only for the app
 
@@ -174,6 +176,16 @@ def _main(args: argparse.Namespace) -> int:
     except (CourseNotFound, YamlFileError, ProgressError, UsageError) as exc:
         print(f"tutor: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _memory_limit_is_usable() -> None:
+    """A bad $TUTOR_MEMORY_LIMIT_MB is a set-up error, said before anything runs."""
+    from tutor.supervisor import MemoryLimitError, default_memory_limit
+
+    try:
+        default_memory_limit()
+    except MemoryLimitError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _drill(catalogue: Catalogue, drill_id: str):
@@ -321,12 +333,14 @@ def cmd_reset(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     from tutor import workspace
 
     drill = _drill(catalogue, args.drill)
+    mine = catalogue.paths.mine(drill.file)
     try:
         saved = workspace.reset(catalogue, drill)
     except workspace.WorkspaceError as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:  # a full disk: the backup or the copy failed, and was undone
+        raise UsageError(f"{mine} was not reset ({exc.strerror}); it is as it was") from None
     Coach(catalogue, store).forget_run(drill.id)  # the last run no longer describes the file
-    mine = catalogue.paths.mine(drill.file)
     print(f"{mine} is the starter again." + (f" Your file was saved to {saved}." if saved else ""))
     return EXIT_OK
 
@@ -415,9 +429,10 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     force_cpu = getattr(args, "cpu", False)
     if args.gpu and (force_cpu or not machine_has_gpu()):
         raise UsageError("--gpu proves the perf coach on a GPU: there is none here (or --cpu)")
+    catalogue.paths.writable(catalogue.paths.built_mutants)  # before any run: LinkRefused
     warm = WarmPool(catalogue.paths.state_dir, cpu=force_cpu or None)
     try:
-        warm.ready.wait(timeout=180)  # else the runs simply go cold
+        warm.wait_ready(180)  # else the runs simply go cold
         runner = Runner(catalogue, force_cpu=force_cpu, warm=warm)
         show = None if args.json else (lambda finding: print(finding.line(), flush=True))
         findings = devcheck.check_course(

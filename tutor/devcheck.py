@@ -120,7 +120,7 @@ def _build_patch_mutant(catalogue: Catalogue, drill: Drill, patch: Path) -> tupl
 
     The base is the solution, or the correct variant that a `base:` line of the patch names.
     """
-    built = catalogue.paths.state_dir / "mutants" / drill.id / f"{patch.stem}.py"
+    built = catalogue.paths.built_mutants / drill.id / f"{patch.stem}.py"
     try:
         text = patch.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -139,7 +139,7 @@ def _build_patch_mutant(catalogue: Catalogue, drill: Drill, patch: Path) -> tupl
         mutant = patches.apply(base.read_text(encoding="utf-8"), text, what)
     except (OSError, UnicodeDecodeError, patches.PatchError) as exc:
         return built, f"{patch.name} no longer applies to {what}: {exc}"
-    built.parent.mkdir(parents=True, exist_ok=True)
+    catalogue.paths.writable(built).parent.mkdir(parents=True, exist_ok=True)
     built.write_text(mutant, encoding="utf-8")
     return built, ""
 

@@ -22,6 +22,8 @@ INTERPRETER_LIMIT = "interpreter-limit"
 CUDA_ERROR = "cuda-error"
 KERNEL_HANG = "kernel-hang"
 PROCESS_CRASHED = "process-crashed"
+# The learner's code killed or stopped the process that runs it (its parent, the run's keeper).
+SIGNALS_PARENT = "signals-parent"
 OUT_OF_MEMORY = "out-of-memory"
 BF16_NO_UPCAST = "bf16-no-upcast"
 MISSING_MASK = "missing-mask"
@@ -53,6 +55,7 @@ GENERIC_RANKS: dict[str, int] = {
     CUDA_ERROR: 2,
     KERNEL_HANG: 2,
     PROCESS_CRASHED: 2,
+    SIGNALS_PARENT: 2,
     OUT_OF_MEMORY: 2,
     # Patterns seen in the output when no named mistake matched.
     WRONG_SHAPE: 3,

@@ -2,10 +2,15 @@
 
 The course root is the folder holding drills.yaml: `--root`, else $TUTOR_ROOT, else the first
 folder above the current directory that has one, else the checkout this package sits in.
+
+Every path the tutor writes is checked with `refuse_links` first: a link anywhere between the
+course root and the file (`.tutor` itself, `.tutor/mutants`, `drills/mine`, the file) could
+point anywhere, and the tutor may run as root, so such a write is refused and nothing is written.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +20,41 @@ CATALOGUE_NAME = "drills.yaml"
 
 class CourseNotFound(Exception):
     """No drills.yaml could be found from the current directory or $TUTOR_ROOT."""
+
+
+class LinkRefused(OSError):
+    """A write the tutor refuses: the path, or a folder between the course root and it, is a
+    symbolic link. An OSError, so every writer's "could not write" path reports it in one line."""
+
+    def __init__(self, link: Path) -> None:
+        try:
+            target = f" (to {link.readlink()})"
+        except OSError:
+            target = ""
+        super().__init__(
+            errno.ELOOP,
+            f"is a symbolic link{target}: the tutor does not write through links. Replace it "
+            "with a regular file or folder (what it points to is left as it is).",
+            str(link),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.filename} {self.strerror}"
+
+
+def refuse_links(path: Path, root: Path) -> Path:
+    """`path`, once neither it nor any folder between `root` and it is a symbolic link; else
+    LinkRefused. A path outside `root` is checked by itself."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        candidates = [path]
+    else:
+        candidates = [root.joinpath(*parts[: i + 1]) for i in range(len(parts))]
+    for candidate in candidates:
+        if candidate.is_symlink():
+            raise LinkRefused(candidate)
+    return path
 
 
 def find_root(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -68,10 +108,27 @@ class CoursePaths:
         the learner did not change is loaded from here instead of compiled again."""
         return self.state_dir / "triton-cache"
 
+    @property
+    def built_mutants(self) -> Path:
+        """Where `tutor dev check` writes the mutants it builds from patches."""
+        return self.state_dir / "mutants"
+
+    def writable(self, path: Path) -> Path:
+        """`path`, checked with `refuse_links` against the course root."""
+        return refuse_links(path, self.root)
+
     def kernel_cache_env(self) -> dict[str, str]:
         """The environment that points a run's Triton at `triton_cache`; nothing when the learner
-        chose a cache of their own, or when the folder is a link (never write through one)."""
-        if os.environ.get("TRITON_CACHE_DIR") or self.triton_cache.is_symlink():
+        chose a cache of their own, when a link is on the way (never write through one), or when
+        the course folder cannot be written (a read-only checkout: Triton would fail to write)."""
+        if os.environ.get("TRITON_CACHE_DIR"):
+            return {}
+        try:
+            self.writable(self.triton_cache)
+        except LinkRefused:
+            return {}
+        existing = next(p for p in (self.triton_cache, *self.triton_cache.parents) if p.exists())
+        if not os.access(existing, os.W_OK):
             return {}
         return {"TRITON_CACHE_DIR": str(self.triton_cache)}
 

@@ -20,7 +20,9 @@ A file whose contents cannot be understood is moved aside (never deleted, never 
 set-aside file) and the learner is told where it went; a file that cannot be read at all
 (permissions, a folder in its place) is reported and left where it is. Every change goes
 through `update()`, which holds a lock on .tutor/progress.lock while it reads, changes and
-writes, so runs finishing at once (the app and several `tutor check`s) lose no update.
+writes, so runs finishing at once (the app and several `tutor check`s) lose no update. None of
+these writes goes through a symbolic link (`.tutor` itself, or the files in it): they are refused
+(tutor.paths.LinkRefused, an OSError) and nothing is written.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from tutor.paths import refuse_links
 
 SCHEMA = 1
 
@@ -86,6 +90,8 @@ class ProgressStore:
         self.drills = {}
         if not self.path.exists():
             return
+        if not self.path.is_file():  # a folder, or a FIFO that would block the read for ever
+            raise ProgressError(f"{self.path} cannot be read (not a regular file): remove it")
         try:
             text = self.path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -97,7 +103,7 @@ class ProgressStore:
             aside = _free_name(
                 self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}")
             )
-            os.replace(self.path, aside)
+            os.replace(self._writable(self.path), aside)
             self.drills = {}
             self.warning = (
                 f"{self.path} could not be read ({exc}); it was moved to {aside} and "
@@ -107,8 +113,8 @@ class ProgressStore:
     @contextmanager
     def update(self) -> Iterator[ProgressStore]:
         """Read, change and write the file under a lock: `with store.update(): ...`."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(self.path.with_name("progress.lock"), "a") as lock:
+        self._writable(self.path).parent.mkdir(parents=True, exist_ok=True)
+        with open(self._writable(self.path.with_name("progress.lock")), "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
                 self.reload()
@@ -117,12 +123,16 @@ class ProgressStore:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
+    def _writable(self, path: Path) -> Path:
+        """`path`, unless a link is on the way to it from the course folder (LinkRefused)."""
+        return refuse_links(path, self.path.parent.parent)
+
     def drill(self, drill_id: str) -> DrillProgress:
         return self.drills.setdefault(drill_id, DrillProgress())
 
     def save(self) -> None:
         """Write to a temporary file in the same folder, then rename it over the old one."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._writable(self.path).parent.mkdir(parents=True, exist_ok=True)
         data = {"schema": SCHEMA, "drills": {k: asdict(v) for k, v in sorted(self.drills.items())}}
         fd, tmp = tempfile.mkstemp(prefix=".progress-", dir=self.path.parent)
         try:

@@ -13,6 +13,10 @@ Events (each a JSON object on its own line, flushed at once):
   {"event": "collect_error", "message": ...}
   {"event": "session_end", "exitstatus": ...}
 A test's outcome is passed, failed or skipped; an error in set-up or tear-down counts as failed.
+
+With `--tutor-events-key FD` (the tutor always gives it) each line is sealed with the key waiting
+in the pipe FD, which is read and closed before the first event, so before any learner code runs
+(tutor.event_seal says why); without it the lines are plain JSON.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import IO, Any
 import pytest
 
 from tutor import diagnoses as dx
+from tutor.event_seal import read_key, seal
 from tutor.events import plain_facts
 
 _EVENTS = pytest.StashKey["EventLog"]()
@@ -36,12 +41,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="write one JSON line per test to PATH (a file or /dev/fd/N)",
     )
+    parser.getgroup("tutor").addoption(
+        "--tutor-events-key",
+        metavar="FD",
+        type=int,
+        default=None,
+        help="seal every line with the key read from the pipe FD (tutor.event_seal)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     path = config.getoption("--tutor-events")
     if path and not hasattr(config, "workerinput"):  # xdist workers report through the controller
-        log = EventLog(open(path, "w", buffering=1, encoding="utf-8"))  # noqa: SIM115
+        stream = open(path, "w", buffering=1, encoding="utf-8")  # noqa: SIM115
+        log = EventLog(stream, config.getoption("--tutor-events-key"))
         config.stash[_EVENTS] = log
         config.pluginmanager.register(log, "tutor-events")
 
@@ -86,15 +99,24 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 class EventLog:
     """Writes the events; registered as a plugin only when --tutor-events is given."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], key_fd: int | None = None) -> None:
         self.stream = stream
         self.results: dict[str, dict[str, Any]] = {}
         self.pid = os.getpid()
+        # Read at the first event, after the backend is chosen: a warm run that must start again
+        # cold (tutor.zygote.restart_cold) does so before it, and finds the key still waiting.
+        self.key_fd = key_fd
+        self.key: bytes | None = None
 
     def write(self, event: dict[str, Any]) -> None:
         if os.getpid() != self.pid:
             return  # the learner's code forked: only the test process reports
-        self.stream.write(json.dumps(event) + "\n")
+        if self.key_fd is not None:
+            self.key, self.key_fd = read_key(self.key_fd), None
+        line = json.dumps(event)
+        if self.key is not None:
+            line = seal(self.key, line.encode()).decode()
+        self.stream.write(line + "\n")
         self.stream.flush()
 
     def close(self) -> None:

@@ -1,15 +1,20 @@
 """Run a drill's tests in a child pytest process and collect a RunResult.
 
 The learner's code never runs in the tutor's process: the child is started by the one
-supervisor (tutor.supervisor: its own process group, killed at the time limit or when the caller
-cancels), streams one JSON event per test through a pipe (`tutor.pytest_events`), and each event
-is decoded (tutor.events), folded into the RunResult and passed to `on_event` as it arrives, so a
-UI can show progress live.
+supervisor (tutor.supervisor: under a keeper, in its own process group, killed at the time limit
+or when the caller cancels), streams one sealed JSON event per test through a pipe
+(`tutor.pytest_events`), and each event is decoded (tutor.events), folded into the RunResult and
+passed to `on_event` as it arrives, so a UI can show progress live.
+
+A warm run whose keeper is lost (it went with the warm process, or the learner's code killed it)
+runs again cold, and the result says so; a cold run whose keeper is lost or stopped was ended by
+the learner's code signalling its parent (`signals-parent`).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import threading
 import time
@@ -21,9 +26,12 @@ from tutor.catalogue import Catalogue
 from tutor.events import Event, Fold, decode
 from tutor.supervisor import (
     CANCELLED,
+    EVENTS_KEY,
     EVENTS_PATH,
     NOT_STARTED,
     OUT_OF_MEMORY,
+    PARENT_KILLED,
+    PARENT_STOPPED,
     STARTUP_TIMEOUT_S,
     TIMED_OUT,
     Ended,
@@ -74,6 +82,7 @@ class Runner:
             "-p",
             "tutor.pytest_events",
             f"--tutor-events={events_path}",
+            f"--tutor-events-key={EVENTS_KEY}",
             "-p",
             "tutor.child_guard",
             # The child ends itself too, should the tutor die before it can end the run.
@@ -109,12 +118,11 @@ class Runner:
         if not paths.test_file(drill.file).is_file():
             result.message = f"{paths.test_file(drill.file)} does not exist"
             return result
-        if impl_path.is_dir():
-            result.message = f"{impl_path} is a directory, not a Python file"
-            return result
-        if not impl_path.is_file():
-            result.message = f"{impl_path} does not exist"
-            result.diagnoses = [dx.MISSING_FILE]
+        refused = _not_a_source_file(impl_path)
+        if refused:
+            result.message = refused
+            if not impl_path.exists():
+                result.diagnoses = [dx.MISSING_FILE]
             return result
         started = time.monotonic()
         # No entry-point plugins: a drill's tests need only the tutor's own, named with -p, and
@@ -131,25 +139,67 @@ class Runner:
             **paths.kernel_cache_env(),
         )
         env.pop("TRITON_INTERPRET", None)  # the child decides, from --cpu and the hardware
-        collector = _Collector(result, on_event)
-        ended = supervise(
-            self.command(drill_id, str(impl_path), EVENTS_PATH),
-            cwd=paths.root,
-            env=env,
-            timeout=self.timeout,
-            cancel=cancel,
-            on_output=collector.feed_output,
-            on_events=collector.feed_events,
-            memory_limit=self.memory_limit,
-            warm=self.warm,
-        )
+        command = self.command(drill_id, str(impl_path), EVENTS_PATH)
+        note = ""
+        for warm in (self.warm, None):
+            collector = _Collector(r.RunResult(drill_id, str(impl_path), r.SETUP_ERROR), on_event)
+            ended = supervise(
+                command,
+                cwd=paths.root,
+                env=env,
+                timeout=self.timeout,
+                cancel=cancel,
+                on_output=collector.feed_output,
+                on_events=collector.feed_event,
+                memory_limit=self.memory_limit,
+                warm=warm,
+            )
+            if not (ended.warm and ended.how == PARENT_KILLED):
+                break
+            note = WARM_RUN_LOST  # its result is not to be trusted: the same run, cold
+        result = collector.fold.result
         result.warm = ended.warm
         result.duration = round(time.monotonic() - started, 2)
         if ended.how == NOT_STARTED:
             result.message = ended.error
             return result
         collector.finish(ended, self.timeout, self.memory_limit)
+        result.message = "; ".join(m for m in (note, result.message) if m)
         return result
+
+
+WARM_RUN_LOST = (
+    "the tutor's warm process lost this run (it, or the run's keeper, was killed), so it ran "
+    "again from a cold start"
+)
+
+
+def _not_a_source_file(path) -> str:
+    """Why `path` cannot be the file under test ("" when it can): it must be a regular file of
+    text (a FIFO would block the run's import for ever; a binary file is no Python source)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return f"{path} does not exist"
+    except OSError as exc:
+        return f"{path} cannot be read ({exc.strerror})"
+    if stat.S_ISDIR(mode):
+        return f"{path} is a directory, not a Python file"
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+        return f"{path} is {kind}: the file under test must be a Python source file"
+    try:
+        with path.open("rb") as source:
+            head = source.read(1 << 16)
+    except OSError as exc:
+        return f"{path} cannot be read ({exc.strerror})"
+    nul = head.find(b"\0")
+    if nul >= 0:
+        return (
+            f"{path} is a binary file (a NUL byte at byte {nul}): the file under test must be "
+            "Python source"
+        )
+    return ""
 
 
 class _Collector:
@@ -158,22 +208,20 @@ class _Collector:
     def __init__(self, result: r.RunResult, on_event: EventCallback | None) -> None:
         self.fold = Fold(result)
         self.on_event = on_event
-        self.partial = b""
         self.output = bytearray()
 
     def feed_output(self, chunk: bytes) -> None:
         self.output += chunk
         del self.output[: max(0, len(self.output) - 4 * OUTPUT_TAIL)]
 
-    def feed_events(self, chunk: bytes) -> None:
-        *lines, self.partial = (self.partial + chunk).split(b"\n")
-        for line in lines:
-            event = decode(line)
-            if event is None:
-                continue
-            self.fold.apply(event)
-            if self.on_event is not None:
-                self.on_event(event)
+    def feed_event(self, line: bytes) -> None:
+        """One event line (its seal checked by the supervisor)."""
+        event = decode(line)
+        if event is None:
+            return
+        self.fold.apply(event)
+        if self.on_event is not None:
+            self.on_event(event)
 
     def finish(self, ended: Ended, timeout: float, memory_limit: int) -> None:
         fold, result = self.fold, self.fold.result
@@ -208,7 +256,20 @@ class _Collector:
                 "(set TUTOR_MEMORY_LIMIT_MB to change the limit)"
             )
             found.append(dx.OUT_OF_MEMORY)
-        elif returncode < 0 or (not fold.session_ended and returncode != 0):
+        elif ended.how in (PARENT_KILLED, PARENT_STOPPED):
+            result.status = r.CRASHED
+            did = "killed" if ended.how == PARENT_KILLED else "stopped (SIGSTOP)"
+            result.message = (
+                f"your code {did} the process that runs it, its parent (os.getppid())"
+                + (f", while running {hung}" if hung else "")
+                + ": the tests were ended there"
+            )
+            found.append(dx.SIGNALS_PARENT)
+        elif returncode < 0 or (
+            not fold.session_ended and (returncode != 0 or result.tests or fold.running)
+        ):
+            # Without the session's last event even an exit code of 0 is no pass: the process
+            # ended (os._exit in the learner's code) before its tests did.
             result.status = r.CRASHED
             result.message = f"the test process died ({ended.description})" + (
                 f" while running {hung}" if hung else ""

@@ -7,19 +7,35 @@ writes drills/starters/<file> (a skeleton that fails as not-started), drills/sol
 harness), drills/content/<id>.md (a lesson skeleton with its self-check part), hints/<id>.yaml
 (one ladder per mistake), drills/mutants/<id>/ and drills/bench/<id>.py, and appends the entry
 to drills.yaml as text (so the file's comments and layout stay as the author left them). It
-never writes into tutor/ or tests/, and never overwrites a file that exists.
+never writes into tutor/ or tests/, never overwrites a file that exists, and never writes
+through a symbolic link.
+
+Everything or nothing: the new catalogue is proven to load (and to give back the title as
+typed) before anything is written, every Python file it writes is proven to parse, each file
+is written beside its place under a temporary name and then linked into place, and drills.yaml
+is replaced last, in one rename. When any write fails (a full disk, a read-only folder), the
+files and folders made so far are removed and drills.yaml is as it was, so the same command can
+simply be run again.
 """
 
 from __future__ import annotations
 
+import ast
+import keyword
+import os
 import re
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+import yaml
 
 from tutor.catalogue import Catalogue, CatalogueError, load_catalogue
 from tutor.paths import CoursePaths
 
 _ID = re.compile(r"^[a-z][a-z0-9_-]*$")
+# Names the written Python files import or define beside the drill's functions.
+_TAKEN = frozenset({"torch", "triton", "tl", "annotations", "_copy_kernel"})
 
 
 class ScaffoldError(Exception):
@@ -55,16 +71,15 @@ def new_drill(paths: CoursePaths, drill: NewDrill) -> list[Path]:
     existing = [str(p.relative_to(paths.root)) for p in files if p.exists()]
     if existing:
         raise ScaffoldError(f"these files exist already: {', '.join(existing)}")
-    old = paths.catalogue.read_text(encoding="utf-8")
-    paths.catalogue.write_text(old.rstrip("\n") + "\n" + _entry(drill), encoding="utf-8")
-    try:
-        load_catalogue(paths)
-    except CatalogueError as exc:  # the file's own layout may not take an appended entry
-        paths.catalogue.write_text(old, encoding="utf-8")
-        raise ScaffoldError(f"the new entry would break drills.yaml: {exc}") from exc
     for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        paths.writable(path)  # LinkRefused: an OSError, reported in one line
+        if path.suffix == ".py":
+            _must_parse(path, text)
+    paths.writable(paths.catalogue)
+    old = paths.catalogue.read_text(encoding="utf-8")
+    catalogue_text = old.rstrip("\n") + "\n" + _entry(drill)
+    _must_load(catalogue_text, drill)
+    _write_all(paths, files, catalogue_text)
     return [paths.catalogue, *files]
 
 
@@ -78,17 +93,106 @@ def _validate(catalogue: Catalogue, drill: NewDrill) -> None:
         raise ScaffoldError(f"unknown track '{drill.track}' (drills.yaml has {', '.join(tracks)})")
     if not drill.functions or not all(f.isidentifier() for f in drill.functions):
         raise ScaffoldError("--functions must list Python function names, e.g. add,scale")
+    for name in drill.functions:
+        if keyword.iskeyword(name):
+            raise ScaffoldError(f"--functions: '{name}' is a Python keyword, not a function name")
+        if name in _TAKEN:
+            raise ScaffoldError(
+                f"--functions: '{name}' is a name the drill's files use themselves "
+                f"({', '.join(sorted(_TAKEN))}): choose another"
+            )
+    twice = sorted({f for f in drill.functions if drill.functions.count(f) > 1})
+    if twice:
+        raise ScaffoldError(f"--functions names {', '.join(twice)} more than once")
     if not drill.title.strip():
         raise ScaffoldError("--title must not be empty")
+    if any(not ch.isprintable() for ch in drill.title):
+        raise ScaffoldError("--title must be one line of printable text")
+
+
+def _must_parse(path: Path, text: str) -> None:
+    """A guard for the templates: a Python file that does not parse is never written."""
+    try:
+        ast.parse(text, filename=str(path))
+    except SyntaxError as exc:
+        raise ScaffoldError(
+            f"{path.name}:{exc.lineno}: the file this drill would get does not parse "
+            f"({exc.msg}); nothing was written"
+        ) from None
+
+
+def _must_load(catalogue_text: str, drill: NewDrill) -> None:
+    """The catalogue with the entry appended loads, and gives the title back as typed."""
+    with tempfile.TemporaryDirectory(prefix="tutor-new-") as folder:
+        trial = CoursePaths(Path(folder))
+        try:
+            trial.catalogue.write_text(catalogue_text, encoding="utf-8")
+        except OSError as exc:
+            raise ScaffoldError(
+                f"{trial.catalogue}: cannot try the new entry ({exc.strerror}); nothing was written"
+            ) from None
+        try:
+            title = load_catalogue(trial).drill(drill.id).title
+        except CatalogueError as exc:  # the file's own layout may not take an appended entry
+            message = str(exc).split(": ", 1)[-1]
+            raise ScaffoldError(f"the new entry would break drills.yaml: {message}") from exc
+    if title != drill.title:
+        raise ScaffoldError(f"the title {drill.title!r} does not survive drills.yaml unchanged")
+
+
+def _write_all(paths: CoursePaths, files: dict[Path, str], catalogue_text: str) -> None:
+    """Every file, then drills.yaml; on any failure, undo what was made and say what failed."""
+    made: list[Path] = []  # files and folders this call created, in the order it made them
+    try:
+        for path, text in files.items():
+            missing = [p for p in (path.parent, *path.parent.parents) if not p.exists()]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.extend(reversed(missing))
+            tmp = _written_beside(path, text)
+            try:
+                os.link(tmp, path)  # fails if the file appeared meanwhile: never overwritten
+            finally:
+                tmp.unlink()
+            made.append(path)
+        os.replace(_written_beside(paths.catalogue, catalogue_text), paths.catalogue)
+    except OSError as exc:
+        for path in reversed(made):
+            try:
+                path.rmdir() if path.is_dir() else path.unlink()
+            except OSError:
+                pass
+        where = exc.filename or paths.catalogue
+        raise ScaffoldError(
+            f"{where}: {exc.strerror or exc}; nothing was written, drills.yaml is as it was"
+        ) from None
+
+
+def _written_beside(path: Path, text: str) -> Path:
+    """`text` in a new temporary file in `path`'s folder (removed again if the write fails)."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        tmp.chmod(0o644)  # mkstemp made it private; course files are for everyone to read
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def _in_docstring(text: str) -> str:
+    """`text` as it must be written inside a triple-quoted docstring to read back unchanged."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _entry(drill: NewDrill) -> str:
-    title = drill.title.replace('"', "'")
+    title = yaml.safe_dump(drill.title, default_style='"', allow_unicode=True, width=1 << 20)
     lines = [
         "",
         f"  - id: {drill.id}",
         f"    track: {drill.track}",
-        f'    title: "{title}"',
+        f"    title: {title.strip()}",
         f"    file: {drill.file}",
         f"    functions: [{', '.join(drill.functions)}]",
         "    torch_core: []  # TODO: the torch operations that do this drill's work (matmul, ...)",
@@ -109,7 +213,8 @@ def _stubs(drill: NewDrill, body: str) -> str:
 
 
 def _starter(drill: NewDrill) -> str:
-    return f'''"""{drill.id.upper()}: {drill.title}. Write the kernel and its host wrapper.
+    title = _in_docstring(drill.title)
+    return f'''"""{drill.id.upper()}: {title}. Write the kernel and its host wrapper.
 
 Run the tests with `tutor check {drill.id}`; the lesson is `tutor lesson {drill.id}`.
 """
@@ -129,7 +234,8 @@ import triton.language as tl  # noqa: F401
 
 
 def _solution(drill: NewDrill) -> str:
-    return f'''"""{drill.id.upper()} reference: {drill.title}.
+    title = _in_docstring(drill.title)
+    return f'''"""{drill.id.upper()} reference: {title}.
 
 TODO: replace this stub with the lesson-grade reference (kernel first, then a typed wrapper
 that checks shapes, allocates, builds the grid with triton.cdiv and passes constexprs by
@@ -163,8 +269,8 @@ def _copy_kernel(x_ptr, y_ptr, n, BLOCK_SIZE: tl.constexpr):
 
 
 def _tests(drill: NewDrill) -> str:
-    first = drill.functions[0]
-    return f'''"""Tests for drill {drill.id}: {drill.title}.
+    first, title = drill.functions[0], _in_docstring(drill.title)
+    return f'''"""Tests for drill {drill.id}: {title}.
 
 TODO: say which inputs make which mistake visible, and why each tolerance is what it is.
 """

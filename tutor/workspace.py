@@ -6,16 +6,20 @@ to .tutor/backups/<file>.<timestamp> first.
 
 The tutor's own writes never follow a symbolic link: a learner file, or a folder on the way to
 it, that is a link is refused with a message (a link could point anywhere, and the tutor may run
-as root), and nothing is written.
+as root), and nothing is written. A starter is copied into place whole or not at all (a temporary
+file renamed over the old one), so a full disk during a reset leaves the learner's file as it was.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
 from tutor.catalogue import Catalogue, Drill
+from tutor.paths import LinkRefused, refuse_links
 
 
 class WorkspaceError(Exception):
@@ -30,8 +34,7 @@ def ensure_mine(catalogue: Catalogue, drill: Drill) -> Path:
         starter = catalogue.paths.starter(drill.file)
         if not starter.is_file():
             raise WorkspaceError(f"{starter} is missing: the course has no starter for {drill.id}")
-        mine.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(starter, mine)
+        _copy_whole(starter, mine)
     return mine
 
 
@@ -50,7 +53,11 @@ def backup(catalogue: Catalogue, drill: Drill) -> Path | None:
     while target.exists():
         n += 1
         target = folder / f"{drill.file}.{stamp}-{n}"
-    shutil.copy2(mine, target)
+    try:
+        shutil.copy2(mine, target)
+    except BaseException:  # a full disk: no half backup left behind, the learner's file untouched
+        target.unlink(missing_ok=True)
+        raise
     return target
 
 
@@ -60,10 +67,22 @@ def reset(catalogue: Catalogue, drill: Drill) -> Path | None:
     if not starter.is_file():
         raise WorkspaceError(f"{starter} is missing: the course has no starter for {drill.id}")
     saved = backup(catalogue, drill)
-    mine = catalogue.paths.mine(drill.file)
-    mine.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(starter, mine)
+    _copy_whole(starter, catalogue.paths.mine(drill.file))
     return saved
+
+
+def _copy_whole(source: Path, target: Path) -> None:
+    """Copy `source` to `target` through a temporary file beside it: all of it, or nothing."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out, source.open("rb") as data:
+            shutil.copyfileobj(data, out)
+        shutil.copymode(target if target.exists() else source, tmp)  # mkstemp made it 0600
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def check_writable(path: Path, root: Path) -> None:
@@ -73,20 +92,8 @@ def check_writable(path: Path, root: Path) -> None:
     and the message says what to do.
     """
     try:
-        relative = path.relative_to(root)
-    except ValueError:
-        relative = None
-    parts = (
-        [root.joinpath(*relative.parts[: i + 1]) for i in range(len(relative.parts))]
-        if (relative is not None)
-        else [path]
-    )
-    for part in parts:
-        if part.is_symlink():
-            raise WorkspaceError(
-                f"{part} is a symbolic link (to {part.readlink()}): the tutor does not write "
-                "through links. Replace it with a regular file or folder (your work stays "
-                "wherever the link points)."
-            )
+        refuse_links(path, root)
+    except LinkRefused as exc:
+        raise WorkspaceError(str(exc)) from None
     if path.exists() and not path.is_file() and path.suffix:
         raise WorkspaceError(f"{path} is a directory, where your file should be: move it away")

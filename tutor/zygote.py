@@ -4,12 +4,16 @@
 
 A cold run pays 2 s (a 2-core machine) to 5 s (a GPU machine) to import torch and triton before
 its first test; a run forked from this process starts with them loaded. It serves requests on a
-Unix socket; each request carries the module to run (`pytest` for a drill's tests,
-`tutor.bench.child` for a bench), its arguments, working folder, environment and two file
-descriptors (SCM_RIGHTS): where the child's output goes, and its events pipe. The forked child
-starts a session of its own (its own process group, as a cold child), takes those descriptors,
-and runs the module; the tutor supervises it exactly as a cold child (tutor.warm), by its pid:
-time and memory limits, cancel, the run mark, everything it leaves behind.
+Unix socket, one request per connection; a request carries the module to run (`pytest` for a
+drill's tests, `tutor.bench.child` for a bench), its arguments, working folder, environment and
+three file descriptors (SCM_RIGHTS): where the run's output goes, its events pipe and the pipe
+holding its events key (tutor.event_seal). For each request this process forks a keeper
+(tutor.keeper), which starts a session of its own (its own process group, as a cold keeper),
+answers on the connection with its pid, and forks the run, which takes those descriptors and
+runs the module. The tutor supervises the keeper exactly as a cold one (tutor.warm), by its pid:
+time and memory limits, cancel, the run mark, everything it leaves behind. This process forgets
+the connection once the keeper is forked: a warm process that dies, or is stopped, during a run
+takes nothing of the run with it.
 
 CPU and GPU runs are both served. CUDA does not survive a fork once it has started in the
 parent, so this process never starts it: it imports torch and triton (which start nothing),
@@ -22,13 +26,15 @@ interpreter is fixed when this process starts (`cpu` or `cuda`): Triton's librar
 what TRITON_INTERPRET said then.
 
 This process starts no thread before it forks, and each child sets its own thread counts. It
-ends when the tutor that started it ends (it watches its parent between requests) and takes
-its children along.
+ends when the tutor that started it ends: it watches its parent between requests, and the kernel
+kills it when that parent is gone (PR_SET_PDEATHSIG), also when it is stopped and watches
+nothing. Its runs' keepers end their runs when their own tutor goes (tutor.keeper).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 import json
 import os
@@ -39,11 +45,15 @@ import socket
 import sys
 from collections.abc import Iterator
 
+from tutor import keeper
+
 WARM_CHILD = "TUTOR_WARM_CHILD"  # set in every run forked from here
 MODULES = ("pytest", "tutor.bench.child")  # what a run may be: a drill's tests, or a bench
 MAX_REQUEST = 1 << 20
-FDS = 2  # output, events
+FDS = 3  # output, events, events key
 IDLE_CHECK_S = 0.5
+REQUEST_TIMEOUT_S = 2.0  # a request is one message, sent right after connecting
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 @contextlib.contextmanager
@@ -115,8 +125,8 @@ def _preload(backend: str) -> dict:
     }
 
 
-def serve(path: str, backend: str) -> None:
-    parent = os.getppid()
+def serve(path: str, backend: str, parent: int) -> None:
+    _die_with(parent)
     facts = _preload(backend)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     if os.path.exists(path):
@@ -126,9 +136,8 @@ def serve(path: str, backend: str) -> None:
     wake_read, wake_write = os.pipe()
     os.set_blocking(wake_write, False)
     signal.set_wakeup_fd(wake_write)
-    signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes select; children reaped below
+    signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes select; keepers reaped below
     clients: dict[int, socket.socket] = {}
-    owners: dict[int, socket.socket] = {}  # child pid -> the connection that asked for it
     print(json.dumps(facts), flush=True)
     try:
         while os.getppid() == parent:
@@ -138,68 +147,110 @@ def serve(path: str, backend: str) -> None:
             for item in ready:
                 if item is server:
                     conn, _ = server.accept()
+                    conn.settimeout(REQUEST_TIMEOUT_S)  # a client that stalls stalls nobody else
                     clients[conn.fileno()] = conn
                 elif item == wake_read:
                     os.read(wake_read, 4096)
                 else:
-                    inherited = [server, wake_read, wake_write, *clients]
-                    if not _handle(item, owners, inherited, facts["cuda_started"]):
-                        clients.pop(item.fileno(), None)
-                        item.close()
-            _reap(owners)
+                    inherited = [server, wake_read, wake_write, *clients.values()]
+                    _handle(item, inherited, facts["cuda_started"])
+                    del clients[item.fileno()]
+                    item.close()  # one request per connection: the keeper has its own copy
+            _reap()
     finally:
-        for pid in owners:
-            _kill_group(pid)
         server.close()
         if os.path.exists(path):
             os.unlink(path)
 
 
-def _handle(
-    conn: socket.socket, owners: dict[int, socket.socket], inherited: list, cuda_started: bool
-) -> bool:
-    """Serve one request on `conn`; False when the connection closed."""
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this process when `parent` (the tutor that started it) ends.
+
+    The tutor starts this process from a thread that lives as long as its WarmPool, because the
+    signal comes when the thread that forked this process ends.
+    """
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the watch between requests remains
+        pass
+    if os.getppid() != parent:  # the parent ended before the line above took effect
+        os._exit(0)
+
+
+def _handle(conn: socket.socket, inherited: list, cuda_started: bool) -> None:
+    """Serve the one request on `conn`: fork its keeper, or say why not."""
     try:
         data, fds, _, _ = socket.recv_fds(conn, MAX_REQUEST, FDS)
     except OSError:
-        return False
-    if not data:
-        return False
-    if cuda_started:  # a fork would inherit a CUDA it cannot use: the tutor runs it cold
+        return
+    try:
+        request = json.loads(data) if data else None
+    except ValueError:
+        request = None
+    if cuda_started:  # a fork would inherit a CUDA it cannot use
+        refused = "CUDA started in the warm process"
+    elif request is None or len(fds) != FDS:
+        refused = "not a request this warm process reads"
+    else:
+        refused = ""
+    if refused:  # said, so that the tutor runs it cold at once
         for fd in fds:
             os.close(fd)
-        conn.sendall(json.dumps({"refused": "CUDA started in the warm process"}).encode() + b"\n")
-        return True
-    request = json.loads(data)
-    pid = os.fork()
-    if pid == 0:  # the run
         try:
-            _child(request, fds, inherited)
+            conn.sendall(json.dumps({"refused": refused}).encode() + b"\n")
+        except OSError:
+            pass  # the client is gone already
+        return
+    pid = os.fork()
+    if pid == 0:  # the keeper
+        try:
+            _keeper(conn, request, fds, inherited)
         finally:
             os._exit(70)
     for fd in fds:
         os.close(fd)
-    owners[pid] = conn
-    conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
-    return True
 
 
-def _child(request: dict, fds: list[int], inherited: list) -> None:
+def _keeper(conn: socket.socket, request: dict, fds: list[int], inherited: list) -> None:
+    """A keeper forked from here: its own session, none of this process's sockets, the run."""
     os.setsid()
     signal.set_wakeup_fd(-1)
-    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     for item in inherited:
+        if item is not conn:
+            try:
+                item.close() if hasattr(item, "close") else os.close(item)
+            except OSError:
+                pass
+
+    def start(drop: set[int]) -> int:
+        pid = os.fork()
+        if pid == 0:  # the run
+            try:
+                _child(request, fds, drop)
+            finally:
+                os._exit(70)
+        return pid
+
+    keeper.keep(conn, start, request["env"].get(keeper.RUN_ID, ""))
+
+
+def _child(request: dict, fds: list[int], drop: set[int]) -> None:
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    for fd in drop:  # the keeper's channel and wake-up pipe
         try:
-            item.close() if hasattr(item, "close") else os.close(item)
+            os.close(fd)
         except OSError:
             pass
-    output, events = fds
+    output, events, key = fds
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(output, 1)
     os.dup2(output, 2)
     os.dup2(events, request["events_fd"])
-    for fd in {output, events, devnull} - {0, 1, 2, request["events_fd"]}:
+    os.dup2(key, request["key_fd"])
+    placed = {0, 1, 2, request["events_fd"], request["key_fd"]}
+    for fd in {output, events, key, devnull} - placed:
         os.close(fd)
     os.environ.clear()
     os.environ.update(request["env"], **{WARM_CHILD: "1"})
@@ -248,29 +299,16 @@ def _run_module(module: str, args: list[str]) -> int:
     return 0
 
 
-def _reap(owners: dict[int, socket.socket]) -> None:
-    while owners:
+def _reap() -> None:
+    """Collect every keeper that ended (they report to their tutors themselves)."""
+    while True:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
-        conn = owners.pop(pid, None)
-        if conn is not None:
-            message = {"exit": pid, "returncode": os.waitstatus_to_exitcode(status)}
-            try:
-                conn.sendall(json.dumps(message).encode() + b"\n")
-            except OSError:
-                pass
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
 
 
 if __name__ == "__main__":
-    serve(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "cpu")
+    serve(sys.argv[1], sys.argv[2], int(sys.argv[3]))

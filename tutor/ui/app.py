@@ -10,6 +10,7 @@ of another child, so the app is interactive well within a second.
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 from collections.abc import Callable
@@ -29,6 +30,34 @@ from tutor.ui.services import BenchFunction, DrillRunner, Services, TestLister, 
 from tutor.ui.session import Session
 
 RunnerFactory = Callable[[Catalogue, bool], DrillRunner]
+# Once the app is asked to end (SIGHUP, SIGTERM, or its last frame is gone) the process ends
+# within this many seconds, however its shutdown goes.
+EXIT_DEADLINE_S = 4
+# What gives a terminal back if the app cannot: main screen, cursor on, no mouse reports, no
+# bracketed paste (the modes Textual's driver turns on).
+_TERMINAL_BACK = b"\x1b[?1049l\x1b[?25h\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?2004l"
+
+
+def exit_within(seconds: int, code: int) -> None:
+    """End this process `seconds` from now, unless it has ended by itself.
+
+    A shutdown can wait for ever: on a worker thread stuck in a run, or on a terminal that is
+    gone (once the app lived on, parented to init, every thread waiting on a futex, ignoring
+    SIGTERM). SIGALRM interrupts whatever the main thread waits on; its handler gives the
+    terminal back, if there still is one, and leaves with `code`.
+    """
+
+    def overdue(signum: int, frame: object) -> None:
+        try:
+            tty = os.open("/dev/tty", os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
+            os.write(tty, _TERMINAL_BACK)
+            os.close(tty)
+        except OSError:
+            pass  # no terminal any more
+        os._exit(code)
+
+    signal.signal(signal.SIGALRM, overdue)
+    signal.alarm(seconds)
 
 
 def real_runner(catalogue: Catalogue, force_cpu: bool) -> DrillRunner:
@@ -103,9 +132,13 @@ class TutorApp(App[int]):
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGHUP):
             try:
-                loop.add_signal_handler(signum, self.exit, 128 + signum)
+                loop.add_signal_handler(signum, self._end_by_signal, signum)
             except (NotImplementedError, RuntimeError):  # not the main thread (tests)
                 pass
+
+    def _end_by_signal(self, signum: int) -> None:
+        exit_within(EXIT_DEADLINE_S, 128 + signum)
+        self.exit(128 + signum)
 
 
 def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
@@ -133,6 +166,7 @@ def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
     try:
         app.run()
     finally:
+        exit_within(EXIT_DEADLINE_S, app.return_code or 0)  # threads must not keep it alive
         if warm is not None:
             warm.close()
     return app.return_code or 0

@@ -1,0 +1,200 @@
+"""The tutor's writes stay inside the course and are whole or absent: real links, disks, files.
+
+A link anywhere on the way to a file the tutor writes is refused (nothing is written where it
+points); a full disk, a read-only course folder or a progress file that cannot be read is one
+line with exit code 2 and leaves the learner's files as they were; `tutor dev new` writes a
+whole drill or nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_helpers import tutor
+
+from tutor.catalogue import load_catalogue
+from tutor.paths import CoursePaths
+
+
+def _one_line_refusal(out: subprocess.CompletedProcess, words: str) -> None:
+    assert out.returncode == 2, (out.returncode, out.stdout, out.stderr)
+    assert words in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_a_state_folder_that_is_a_link_gets_no_progress_written(course, tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    course.state_dir.symlink_to(outside, target_is_directory=True)
+    _one_line_refusal(tutor(course, "hint", "t1"), "is a symbolic link")
+    # A run still shows its verdict; only the record of it is refused.
+    out = tutor(course, "check", "t1", "--cpu")
+    _one_line_refusal(out, f"{course.state_dir}: is a symbolic link")
+    assert "t1" in out.stdout
+    assert list(outside.iterdir()) == []  # no progress, lock, kernel cache or warm socket
+
+
+def test_a_progress_file_that_is_a_link_is_not_written_through(course, tmp_path):
+    outside = tmp_path / "progress-elsewhere.json"
+    outside.write_text('{"schema": 1, "drills": {}}')
+    course.state_dir.mkdir()
+    course.progress_file.symlink_to(outside)
+    _one_line_refusal(tutor(course, "hint", "t1"), "is a symbolic link")
+    assert outside.read_text() == '{"schema": 1, "drills": {}}'
+
+
+def test_built_mutants_are_not_written_through_a_link(course, tmp_path):
+    outside = tmp_path / "mutants-elsewhere"
+    outside.mkdir()
+    course.state_dir.mkdir()
+    course.built_mutants.symlink_to(outside, target_is_directory=True)
+    out = tutor(course, "dev", "check", "t1", "--cpu")
+    _one_line_refusal(out, f"{course.built_mutants}: is a symbolic link")
+    assert list(outside.iterdir()) == []
+
+
+def test_a_progress_file_that_cannot_be_read_is_one_line(course):
+    course.state_dir.mkdir()
+    os.mkfifo(course.progress_file)  # opening it for reading would wait for a writer for ever
+    for args in (("progress",), ("hint", "t1"), ("list",)):
+        out = tutor(course, *args, timeout=60)
+        _one_line_refusal(out, "cannot be read (not a regular file)")
+    assert course.progress_file.exists() and not list(course.state_dir.glob("*.corrupt-*"))
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A tmpfs of 16 MB mounted at tmp_path/disk, where a full disk or a read-only folder is
+    real; skipped where mounting is not allowed (it needs root)."""
+    where = tmp_path / "disk"
+    where.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(where)]
+    if shutil.which("mount") is None or subprocess.run(mount, capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
+
+
+def _course_on(disk: Path, course: CoursePaths) -> CoursePaths:
+    for name in ("drills.yaml", "hints", "drills"):
+        source = course.root / name
+        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, disk / name)
+    return CoursePaths(disk)
+
+
+def _fill(disk: Path) -> None:
+    """Write until the disk refuses one more byte."""
+    with open(disk / "filler", "wb") as out:
+        try:
+            while True:
+                out.write(b"\0" * 65536)
+                out.flush()
+        except OSError:
+            pass
+    with open(disk / "filler-small", "wb", buffering=0) as out:
+        try:
+            while True:
+                out.write(b"\0")
+        except OSError:
+            pass
+
+
+def test_a_full_disk_during_a_reset_keeps_the_learners_file(course, small_disk):
+    course = _course_on(small_disk, course)
+    drill = load_catalogue(course).drill("t3")
+    mine = course.mine(drill.file)
+    mine.parent.mkdir(parents=True)
+    work = course.solution(drill.file).read_text() + "# the learner's own lines\n"
+    mine.write_text(work)
+    assert tutor(course, "hint", "t3").returncode == 0  # progress exists before the disk fills
+    progress = course.progress_file.read_text()
+    _fill(small_disk)
+    out = tutor(course, "reset", "t3")
+    _one_line_refusal(out, "No space left on device")
+    assert mine.read_text() == work
+    assert sorted(p.name for p in mine.parent.iterdir()) == [drill.file]  # no half-made copy
+    assert not course.backups.exists() or list(course.backups.iterdir()) == []
+    # A progress save on the full disk is refused the same way, and the file keeps what it had.
+    _one_line_refusal(tutor(course, "hint", "t3"), "progress not saved")
+    assert course.progress_file.read_text() == progress
+    assert [p.name for p in course.state_dir.glob(".progress-*")] == []
+
+
+def test_a_read_only_course_folder_is_one_line_and_runs_still_run(course, small_disk):
+    course = _course_on(small_disk, course)
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    assert not os.access(small_disk, os.W_OK)
+    _one_line_refusal(tutor(course, "check", "t1", "--cpu"), "Read-only file system")
+    _one_line_refusal(tutor(course, "hint", "t1"), "Read-only file system")
+    for args in (("list",), ("progress",)):
+        assert tutor(course, *args).returncode == 0
+    # The reference still runs: no kernel cache, warm socket or progress needs writing.
+    out = tutor(course, "check", "t1", "--impl", "solutions", "--cpu")
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def _new_drill(course: CoursePaths, *args: str, **kw) -> subprocess.CompletedProcess:
+    return tutor(course, "dev", "new", "t9", "--track", "T", *args, **kw)
+
+
+def _course_files(course: CoursePaths) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(course.root)): p.read_bytes()
+        for p in course.root.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+
+
+def test_dev_new_writes_a_whole_drill_or_nothing(course):
+    before = _course_files(course)
+    bench = course.bench_recipe("t9").parent
+    shutil.rmtree(bench)
+    bench.write_text("a file where the bench recipes' folder should be\n")
+    out = _new_drill(course, "--title", "Clamp", "--functions", "clamp")
+    _one_line_refusal(out, "nothing was written, drills.yaml is as it was")
+    after = _course_files(course)
+    after.pop(str(bench.relative_to(course.root)))
+    assert after == {k: v for k, v in before.items() if not k.startswith("drills/bench/")}
+    assert not course.mutants("t9").exists()
+    bench.unlink()
+    bench.mkdir()
+    assert _new_drill(course, "--title", "Clamp", "--functions", "clamp").returncode == 0
+
+
+def test_dev_new_refuses_names_that_would_not_parse_and_quotes_any_title(course):
+    for functions, words in (
+        ("class", "'class' is a Python keyword"),
+        ("a,a", "names a more than once"),
+        ("torch", "'torch' is a name the drill's files use"),
+    ):
+        _one_line_refusal(_new_drill(course, "--title", "X", "--functions", functions), words)
+    _one_line_refusal(_new_drill(course, "--title", "two\nlines", "--functions", "f"), "one line")
+    title = 'Clamp \\ "both" ends: \\n is not a newline'
+    out = _new_drill(course, "--title", title, "--functions", "clamp,clamp_min")
+    assert out.returncode == 0, out.stderr
+    drill = load_catalogue(course).drill("t9")
+    assert drill.title == title
+    for path in (course.starter(drill.file), course.solution(drill.file)):
+        module = ast.parse(path.read_text())
+        assert title in ast.get_docstring(module)
+        assert [f.name for f in module.body if isinstance(f, ast.FunctionDef)][-2:] == [
+            "clamp",
+            "clamp_min",
+        ]
+    assert title in ast.get_docstring(ast.parse(course.test_file(drill.file).read_text()))
+
+
+@pytest.mark.parametrize("value", ["abc", "nan", "inf", "0", "-1", "12"])
+def test_a_memory_limit_that_is_not_usable_is_one_line_before_anything_runs(course, value):
+    env = dict(os.environ, TUTOR_MEMORY_LIMIT_MB=value)
+    for args in (("check", "t1", "--cpu"), ()):  # () opens the app: refused before it starts
+        out = tutor(course, *args, env=env, stdin=subprocess.DEVNULL)
+        _one_line_refusal(out, f"TUTOR_MEMORY_LIMIT_MB={value!r}")
+    assert not course.progress_file.exists()  # nothing ran, nothing was recorded against them
+    assert not course.mine("t1_gelu.py").exists()
