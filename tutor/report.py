@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 import shutil
 import textwrap
 
@@ -13,6 +15,7 @@ from tutor.results import RunResult
 from tutor.states import label
 
 MAX_FAILED_SHOWN = 6
+MAP_INDENT = " " * 8
 STATUS_MARK = {p.NOT_STARTED: " ", p.FAILING: "✗", p.PASSED: "✓"}
 REGRESSED_MARK = "!"
 
@@ -34,6 +37,38 @@ def _wrapped(text: str, indent: str) -> list[str]:
                 textwrap.wrap(line, _width(), initial_indent=indent, subsequent_indent=indent)
             )
     return out
+
+
+# An error map (tutor.harness.errormap) is a heading, rows of one-character cells, and a legend.
+# Where a cell covers several, the worse one shows: NaN, then never written, then wrong.
+MAP_CELLS = "N_X."  # worst first
+_HEADING_SPAN = re.compile(r"(?:columns|indices) 0-(\d+)")
+_HEADING_CELL = re.compile(r"(\d+\+?) (columns|values)$")
+
+
+def fit_error_map(lines: list[str], width: int) -> list[str]:
+    """The error map's picture narrowed to `width` cells, so no row wraps: neighbouring cells
+    are merged (the worse one shows) and the heading's cell size says how many columns a cell
+    covers now. A picture that fits is returned as it is."""
+    rows = [n for n, line in enumerate(lines) if line and set(line) <= set(MAP_CELLS)]
+    cells = max((len(lines[n]) for n in rows), default=0)
+    width = max(width, 1)
+    if cells <= width:
+        return list(lines)
+    edges = [j * cells // width for j in range(width + 1)]
+    fitted = list(lines)
+    for n in rows:
+        row = lines[n]
+        fitted[n] = "".join(
+            min(row[a:b] or ".", key=MAP_CELLS.index) for a, b in itertools.pairwise(edges)
+        )
+    heading = fitted[0]
+    span = _HEADING_SPAN.search(heading)
+    if 0 not in rows and span and _HEADING_CELL.search(heading):
+        columns = int(span.group(1)) + 1
+        per_cell = f"{columns // width}" + ("+" if columns % width else "")
+        fitted[0] = _HEADING_CELL.sub(lambda m: f"{per_cell} {m.group(2)}", heading)
+    return fitted
 
 
 def stage_plain(stage: str, indent: str) -> list[str]:
@@ -66,7 +101,8 @@ def format_run(
         for text in (test.message, test.where and f"Where: {test.where}", test.details):
             lines.extend(_wrapped(text, "      "))
         if test.error_map and test is failed[0]:  # one picture is enough to read
-            lines.extend(f"        {row}" for row in test.error_map)
+            picture = fit_error_map(test.error_map, _width() - len(MAP_INDENT))
+            lines.extend(f"{MAP_INDENT}{row}" for row in picture)
     if len(failed) > MAX_FAILED_SHOWN:
         lines.append(f"  … and {len(failed) - MAX_FAILED_SHOWN} more failed tests")
     passed = sum(t.outcome == "passed" for t in result.tests)

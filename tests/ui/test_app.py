@@ -8,7 +8,7 @@ import threading
 
 import pytest
 from tui_fakes import Scripted, failing
-from tui_helpers import SIZE, drill_screen, settle, wait_until
+from tui_helpers import SIZE, drill_screen, settle, shown_text, wait_until
 
 from tutor import progress as p
 from tutor import results as r
@@ -503,7 +503,9 @@ async def test_help_lists_every_key_and_the_marks(make_app):
             "1",
             "2",
             "3",
-            "tab",
+            "Tab",
+            "f",
+            "Esc",
             "l",
             "a",
             "r",
@@ -688,7 +690,7 @@ async def test_the_error_map_and_brackets_show_literally(make_app, runner, recor
     async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
         await settle(pilot)
         await run_and_wait(pilot, recorder)
-        shown = str(drill_screen(app).query_one("#run-failure").render())
+        shown = shown_text(drill_screen(app).query_one("#run-failure"))
         assert "['fp32', 'fp64'] [bold]not markup[/bold]" in shown and "\\'" not in shown
         assert "Where: rows 2 to 3, the last 24 columns" in shown
         assert "row 2 ..XX" in shown

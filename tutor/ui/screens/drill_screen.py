@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Markdown, TabbedContent, TabPane
 from watchfiles import Change, awatch
 
@@ -28,9 +29,11 @@ from tutor import results as r
 from tutor.catalogue import Drill
 from tutor.coach import HintView
 from tutor.events import SessionStarted, TestFinished
+from tutor.hints import stage_markdown
 from tutor.progress import PASSED
 from tutor.ui import marks
 from tutor.ui.environment import CPU_BACKEND, CPU_LABEL, backend_label, editor_command
+from tutor.ui.layout import NARROW
 from tutor.ui.messages import (
     BackendFound,
     BenchFinished,
@@ -50,7 +53,7 @@ from tutor.ui.widgets.bench_panel import NEEDS_GPU, BenchPanel
 from tutor.ui.widgets.code_view import CodeView
 from tutor.ui.widgets.drill_list import CourseProgress, DrillList
 from tutor.ui.widgets.hint_panel import HintPanel, coach_markdown
-from tutor.ui.widgets.run_panel import RunPanel, summary
+from tutor.ui.widgets.run_panel import RunPanel, shows_a_failure, summary
 from tutor.ui.widgets.status_bar import StatusBar
 from tutor.yamlfile import YamlFileError
 
@@ -59,7 +62,9 @@ KEY_HELP = {
     "tab('lesson-tab')": "the Lesson tab (scroll it with ↑ ↓ PgUp PgDn Home End)",
     "tab('code-tab')": "the Code tab: your file, read-only (scroll with the same keys)",
     "tab('bench-tab')": "the Bench tab: timings on a GPU",
-    "focus_next": "move between the list, the tab and the panels (Shift+Tab back)",
+    "app.focus_next": "move between the list, the tab and the panels (Shift+Tab back)",
+    "fill": "fill the screen with the focused panel (the lesson, code, run or hint)",
+    "minimize": "put a filled panel back (f again does too)",
     "toggle_sidebar": "show or hide the drill list (narrow terminals)",
     "toggle_answers": "show or fold the lesson's self-check answers",
     "run": "run the selected drill's tests",
@@ -79,15 +84,18 @@ KEY_HELP = {
 # the core the run's own child needed (t3's solution: 0.4 s of tests read 0.75 s in the app).
 # A failed test is a verdict and is shown at once.
 LIVE_REDRAW_S = 0.1
-NARROW = 110  # columns under which the layout narrows (tutor.tcss, .-narrow)
 
 
 class DrillScreen(Screen[None]):
+    ALLOW_IN_MAXIMIZED_VIEW = "StatusBar, Footer"  # a filled panel keeps the status and the keys
     BINDINGS = [
-        Binding("1", "tab('lesson-tab')", "Lesson", priority=True),
-        Binding("2", "tab('code-tab')", "Code", priority=True),
+        # The tab labels carry their keys (1 Lesson, 2 Code, 3 Bench): the footer has no room.
+        Binding("1", "tab('lesson-tab')", "Lesson", show=False, priority=True),
+        Binding("2", "tab('code-tab')", "Code", show=False, priority=True),
         Binding("3", "tab('bench-tab')", "Bench", show=False, priority=True),
-        Binding("tab", "focus_next", "Focus", show=False),
+        Binding("tab", "app.focus_next", "Focus", key_display="Tab", show=False),
+        Binding("f", "fill", "Full screen", priority=True),
+        Binding("escape", "minimize", "Back", key_display="Esc", show=False),
         Binding("l", "toggle_sidebar", "List", show=False, priority=True),
         Binding("a", "toggle_answers", "Answers", show=False, priority=True),
         Binding("r", "run", "Run", priority=True),
@@ -112,6 +120,8 @@ class DrillScreen(Screen[None]):
     """A terminal under NARROW columns: the list shows marks and ids, run and hint stack."""
     sidebar_shown: reactive[bool] = reactive(True, init=False)
     """Whether the drill list is on screen (l hides it)."""
+    coaching: reactive[bool] = reactive(False, init=False)
+    """The run on show failed or broke: the run and hint panels get most of the height."""
 
     def __init__(self, services: Services, session: Session | None = None) -> None:
         super().__init__()
@@ -128,11 +138,11 @@ class DrillScreen(Screen[None]):
                 yield CourseProgress(id="progress")
             with Vertical(id="work"):
                 with TabbedContent(id="tabs", initial="lesson-tab"):
-                    with TabPane("Lesson", id="lesson-tab"), VerticalScroll(id="lesson-scroll"):
+                    with TabPane("1 Lesson", id="lesson-tab"), VerticalScroll(id="lesson-scroll"):
                         yield Markdown(id="lesson")
-                    with TabPane("Code", id="code-tab"):
+                    with TabPane("2 Code", id="code-tab"):
                         yield CodeView(id="code")
-                    with TabPane("Bench", id="bench-tab"):
+                    with TabPane("3 Bench", id="bench-tab"):
                         yield BenchPanel(id="bench")
                 with Horizontal(id="feedback"):
                     yield RunPanel(self._title_of, id="run")
@@ -165,6 +175,9 @@ class DrillScreen(Screen[None]):
     def watch_narrow(self, narrow: bool) -> None:
         self.set_class(narrow, "-narrow")
         self.query_one(DrillList).show_short(narrow)
+
+    def watch_coaching(self, coaching: bool) -> None:
+        self.set_class(coaching, "-coaching")
 
     def watch_sidebar_shown(self, shown: bool) -> None:
         self.query_one("#sidebar").display = shown
@@ -247,6 +260,9 @@ class DrillScreen(Screen[None]):
             elapsed=self.session.elapsed(drill_id),
             limit=self.services.time_limit,
         )
+        failing = shows_a_failure(live, stored)
+        if failing is not None:  # a run streaming with no failure yet keeps the layout
+            self.coaching = failing
         self.query_one(StatusBar).activity = self._activity(drill_id)
 
     def _activity(self, drill_id: str) -> str:
@@ -263,14 +279,13 @@ class DrillScreen(Screen[None]):
         app = self.services
         drill = app.catalogue.drill(drill_id)
         following = marks.next_unfinished(app.catalogue, app.store, after=drill_id)
+        view = self._hint_view(drill_id)
+        running = self.session.running(drill_id)
         text = coach_markdown(
-            drill,
-            marks.state_of(app.store, drill_id),
-            self._hint_view(drill_id),
-            following,
-            running=self.session.running(drill_id),
+            drill, marks.state_of(app.store, drill_id), view, following, running=running
         )
-        self.query_one(HintPanel).show(text)
+        newest = stage_markdown(view.stages[-1]) if view and view.stages and not running else ""
+        self.query_one(HintPanel).show(text, newest)
 
     def _hint_view(self, drill_id: str) -> HintView | None:
         try:
@@ -460,6 +475,29 @@ class DrillScreen(Screen[None]):
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
+
+    def action_fill(self) -> None:
+        """Fill the screen with the focused panel (Textual's maximize), or put it back."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        panel = self._focused_panel()
+        if panel is None:
+            self._say(
+                "Press Tab to move to the lesson, the code, the run or the hint first: f fills "
+                "the screen with the panel that has the focus."
+            )
+            return
+        self.maximize(panel, container=False)
+
+    def _focused_panel(self) -> Widget | None:
+        """The tabs, the run panel or the hint panel, when the focus is in one of them."""
+        node = self.focused
+        while isinstance(node, Widget):
+            if isinstance(node, TabbedContent | RunPanel | HintPanel):
+                return node
+            node = node.parent
+        return None
 
     def action_toggle_sidebar(self) -> None:
         self.sidebar_shown = not self.sidebar_shown

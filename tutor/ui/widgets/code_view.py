@@ -35,7 +35,7 @@ class CodeView(TextArea):
             language=_python_language(),
             read_only=True,
             show_line_numbers=True,
-            soft_wrap=False,
+            soft_wrap=True,  # a read-only view: every line whole, at any width
             tab_behavior="focus",
             id=id,
             classes=classes,
