@@ -30,7 +30,7 @@ from tutor.catalogue import Drill
 from tutor.coach import HintView
 from tutor.events import SessionStarted, TestFinished
 from tutor.hints import stage_markdown
-from tutor.progress import PASSED
+from tutor.progress import PASSED, ProgressError
 from tutor.ui import marks
 from tutor.ui.environment import CPU_BACKEND, CPU_LABEL, backend_label, editor_command
 from tutor.ui.layout import NARROW
@@ -84,6 +84,8 @@ KEY_HELP = {
 # the core the run's own child needed (t3's solution: 0.4 s of tests read 0.75 s in the app).
 # A failed test is a verdict and is shown at once.
 LIVE_REDRAW_S = 0.1
+# How often the app looks whether the command line wrote the progress file (a stat, no read).
+FOLLOW_S = 0.5
 
 
 class DrillScreen(Screen[None]):
@@ -168,6 +170,7 @@ class DrillScreen(Screen[None]):
         self.query_one(DrillList).focus()
         self.narrow = self.app.size.width < NARROW
         self.set_interval(1.0, self._tick)
+        self.set_interval(FOLLOW_S, self._follow_progress)
 
     def on_resize(self, event) -> None:
         self.narrow = event.size.width < NARROW
@@ -186,6 +189,28 @@ class DrillScreen(Screen[None]):
         """Once a second while the selected drill runs: its elapsed time in the run panel."""
         if self.selected is not None and self.session.running(self.selected):
             self._show_run(self.selected)
+
+    def _follow_progress(self) -> None:
+        """Show what the progress file says once the command line beside the app wrote it
+        (`tutor hint` revealed a stage, `tutor reset` or `tutor check` replaced the last run),
+        so the app and `tutor list` / `tutor progress` always agree."""
+        store = self.services.store
+        if not store.changed_on_disk():
+            return
+        warning = store.warning
+        try:
+            store.reload()
+        except ProgressError as exc:  # said once: the next look finds the same unreadable file
+            self._say(str(exc), severity="error", timeout=15)
+            return
+        if store.warning and store.warning != warning:
+            self._say(store.warning, severity="warning", timeout=15)
+        self.session.outdated({d: state.last_run for d, state in store.drills.items()})
+        self._refresh_marks()
+        if self.selected is not None:
+            self._show_run(self.selected)
+            self._show_coach(self.selected)
+            self._show_bench(self.selected)
 
     def on_unmount(self) -> None:
         # A run still going would keep the process alive after the app exits: stop it.
@@ -604,6 +629,7 @@ class DrillScreen(Screen[None]):
             self.services.coach.record_run(result)
         except (OSError, YamlFileError) as exc:
             self._say(f"Could not record the run: {exc}", severity="error")
+        self.session.note_recorded(drill_id, marks.state_of(self.services.store, drill_id).last_run)
         self._refresh_marks()
         if drill_id == self.selected:
             self._show_run(drill_id)
@@ -663,9 +689,24 @@ class DrillScreen(Screen[None]):
             self.query_one(CodeView).reload()
         if self.session.is_own_write(path, text) or not self.watching:
             return  # the app's own copy of a starter, or watch went off meanwhile
+        if self._is_starter(catalogue.drill(drill_id), text):
+            # `tutor reset` beside the app, or a learner's own undo: there is nothing to judge,
+            # and a run would count a starter as a failure (! for a drill passed before).
+            self._say(
+                f"{self._shown(path)} is the starter again: nothing to run until you write "
+                "your kernel."
+            )
+            return
         if drill_id != self.selected:
             self.query_one(DrillList).select_drill(drill_id)
         self.start_run(drill_id)
+
+    def _is_starter(self, drill: Drill, text: str) -> bool:
+        try:
+            starter = self.services.catalogue.paths.starter(drill.file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return False
+        return text == starter
 
     def _note_app_write(self, path: Path) -> None:
         try:
