@@ -7,12 +7,13 @@ import re
 import shutil
 import textwrap
 
+from tutor import diagnoses as dx
 from tutor import progress as p
 from tutor.catalogue import Catalogue
 from tutor.coach import HintView
 from tutor.hints import HintBook, stage_blocks
-from tutor.results import RunResult
-from tutor.states import label
+from tutor.results import RunResult, TestResult
+from tutor.states import BackendName, label
 
 MAX_FAILED_SHOWN = 6
 MAP_INDENT = " " * 8
@@ -86,6 +87,40 @@ def stage_plain(stage: str, indent: str) -> list[str]:
     return lines
 
 
+# Values the CPU interpreter made: it keeps bf16 as raw 16-bit integers (interpreter-limits.md),
+# so a kernel's bf16 arithmetic without an upcast comes out as garbage, NaN or 1e26, there only.
+INTERPRETER_MADE_THESE = (
+    "These values are the CPU interpreter's: it cannot do bf16 arithmetic, so without an "
+    "upcast it gives garbage where a GPU would round."
+)
+
+
+def interpreter_note(test: TestResult, backend: str) -> str:
+    """The sentence to put beside a failed comparison's values when the CPU interpreter's bf16
+    made them (the test's diagnosis says so, on the CPU); "" everywhere else."""
+    if backend == BackendName.CPU and test.diagnosis == dx.BF16_NO_UPCAST and test.where:
+        return INTERPRETER_MADE_THESE
+    return ""
+
+
+def solution_rule(hint_how: str) -> str:
+    """When the reference solution opens, the same words in the app and the CLI; `hint_how`
+    says how to reveal a hint there (`h`, `tutor hint t3`)."""
+    return (
+        f"opens after your file passes, or once every hint for a mistake in your kernel is out "
+        f"({hint_how}); the hints for an untouched starter do not open it."
+    )
+
+
+def _same_failures(failed: list[TestResult]) -> list[list[TestResult]]:
+    """Failed tests grouped by what they say (a syntax error says the same in every test),
+    in the order of each group's first test."""
+    groups: dict[tuple, list[TestResult]] = {}
+    for test in failed:
+        groups.setdefault((test.diagnosis, test.message, test.details, test.where), []).append(test)
+    return list(groups.values())
+
+
 def format_run(
     result: RunResult, book: HintBook, root_text: str = "", never_ran: list[str] | None = None
 ) -> str:
@@ -95,16 +130,25 @@ def format_run(
     on = f" on {label(result.backend, result.device_name)}" if result.backend else ""
     lines = [f"{result.drill}: {where}{on}"]
     failed = [t for t in result.tests if t.outcome == "failed"]
-    for test in failed[:MAX_FAILED_SHOWN]:
+    groups = _same_failures(failed)
+    for group in groups[:MAX_FAILED_SHOWN]:
+        test = group[0]
         tag = f"  [{test.diagnosis}]" if test.diagnosis else ""
         lines.append(f"  ✗ {test.name}{tag}")
-        for text in (test.message, test.where and f"Where: {test.where}", test.details):
+        note = interpreter_note(test, result.backend)
+        for text in (test.message, note, test.where and f"Where: {test.where}", test.details):
             lines.extend(_wrapped(text, "      "))
-        if test.error_map and test is failed[0]:  # one picture is enough to read
+        if len(group) == len(failed) > 1:
+            lines.append(f"      The same in all {len(failed)} failed tests.")
+        elif len(group) > 1:
+            others = ", ".join(t.name for t in group[1:])
+            lines.extend(_wrapped(f"The same in {len(group) - 1} more: {others}", "      "))
+        if test.error_map and group is groups[0]:  # one picture is enough to read
             picture = fit_error_map(test.error_map, _width() - len(MAP_INDENT))
             lines.extend(f"{MAP_INDENT}{row}" for row in picture)
-    if len(failed) > MAX_FAILED_SHOWN:
-        lines.append(f"  … and {len(failed) - MAX_FAILED_SHOWN} more failed tests")
+    unshown = sum(len(group) for group in groups[MAX_FAILED_SHOWN:])
+    if unshown:
+        lines.append(f"  … and {unshown} more failed tests")
     passed = sum(t.outcome == "passed" for t in result.tests)
     skipped = sum(t.outcome == "skipped" for t in result.tests)
     counts = f"{passed} passed, {len(failed)} failed" + (f", {skipped} skipped" if skipped else "")
@@ -140,8 +184,12 @@ def format_hint(view: HintView | None, drill_id: str, remembered: bool = True) -
     lines = [f"Hint — {view.title} ({view.diagnosis})"]
     for number, stage in enumerate(view.stages, start=1):
         body = stage_plain(stage, "     ")
-        lines.append(f"  {number}. " + (body[0].strip() if body else ""))
-        lines.extend(body[1:])
+        if body and stage_blocks(stage)[0][0] == "prose":
+            lines.append(f"  {number}. " + body[0].strip())
+            lines.extend(body[1:])
+        else:  # code first: under the number, every line at one indent, as it pastes
+            lines.append(f"  {number}.")
+            lines.extend(body)
     if not remembered:
         lines.append("(Only the first hint is shown for files other than your own.)")
     elif view.exhausted and not view.opens_solution:

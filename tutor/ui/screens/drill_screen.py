@@ -31,8 +31,15 @@ from tutor.coach import HintView
 from tutor.events import SessionStarted, TestFinished
 from tutor.hints import stage_markdown
 from tutor.progress import PASSED, ProgressError
+from tutor.report import solution_rule
 from tutor.ui import marks
-from tutor.ui.environment import CPU_BACKEND, CPU_LABEL, backend_label, editor_command
+from tutor.ui.environment import (
+    CPU_BACKEND,
+    CPU_LABEL,
+    FALLBACK_EDITORS,
+    backend_label,
+    editor_command,
+)
 from tutor.ui.layout import NARROW
 from tutor.ui.messages import (
     BackendFound,
@@ -69,7 +76,7 @@ KEY_HELP = {
     "toggle_answers": "show or fold the lesson's self-check answers",
     "run": "run the selected drill's tests",
     "hint": "reveal the next hint for the current mistake",
-    "edit": "open your file in $VISUAL or $EDITOR",
+    "edit": "open your file in $VISUAL or $EDITOR (else editor, nano or vi)",
     "toggle_watch": "turn watch on or off (on: saving a file runs its drill)",
     "solution": "the solution beside your file (after a pass or the last hint)",
     "reset": "put the starter back (your file is backed up first)",
@@ -222,16 +229,27 @@ class DrillScreen(Screen[None]):
     def _drill_highlighted(self, event: DrillList.DrillHighlighted) -> None:
         self.selected = event.drill_id
 
+    @on(DrillList.DrillOpened, "#drills")
+    def _drill_opened(self, event: DrillList.DrillOpened) -> None:
+        """Enter (or a click) on a drill: start on it, with the learner's own file."""
+        self.selected = event.drill_id
+        drill = self.services.catalogue.drill(event.drill_id)
+        mine = self._ensure_mine(drill)
+        if mine is None:
+            return
+        self.query_one(TabbedContent).active = "code-tab"
+        self._say(
+            f"Your file is {self._shown(mine)}: write your kernel there, in any editor (e opens "
+            "yours). With watch on, each save runs the tests."
+        )
+
     def watch_selected(self, drill_id: str | None) -> None:
         if drill_id is None:
             return
         drill = self.services.catalogue.drill(drill_id)
         self.services.store.reload()  # `tutor check` or `tutor progress` may have written it
-        mine = self._ensure_mine(drill)
         self.query_one("#lesson", Markdown).update(self._lesson(drill))
-        self.query_one(CodeView).show_file(
-            mine, f"# {drill.file} has no starter yet: this drill is not ready."
-        )
+        self._show_code(drill)
         self._show_bench(drill_id)
         self._show_run(drill_id)
         self._show_coach(drill_id)
@@ -255,17 +273,42 @@ class DrillScreen(Screen[None]):
             self.query_one("#lesson", Markdown).update(self._lesson(drill))
             self.query_one(TabbedContent).active = "lesson-tab"
 
+    def _show_code(self, drill: Drill) -> None:
+        """The learner's file; until it exists, the starter it will be made from."""
+        paths = self.services.catalogue.paths
+        mine = paths.mine(drill.file)
+        missing = f"# {drill.file} has no starter yet: this drill is not ready."
+        if mine.exists():
+            self.query_one(CodeView).show_file(mine, missing)
+        else:
+            note = "the starter (Enter, e or r makes your copy)"
+            self.query_one(CodeView).show_file(paths.starter(drill.file), missing, note=note)
+
+    def _refresh_code(self) -> None:
+        """Read the file on show again; the learner's own once it exists (it may have been
+        made since by an editor, a reset or a run)."""
+        drill = self._selected_drill()
+        view = self.query_one(CodeView)
+        if drill is not None and view.path != self.services.catalogue.paths.mine(drill.file):
+            self._show_code(drill)
+        else:
+            view.reload()
+
     def _ensure_mine(self, drill: Drill) -> Path | None:
-        """The learner's file, copied from the starter on first selection."""
+        """The learner's file, copied from the starter the first time they open, edit or run
+        the drill (never for a drill they only passed over in the list)."""
         path = self.services.catalogue.paths.mine(drill.file)
         existed = path.exists()
         try:
             workspace.ensure_mine(self.services.catalogue, drill)
-        except OSError as exc:
+        except (OSError, workspace.WorkspaceError) as exc:
             self._say(f"Could not create {self._shown(path)}: {exc}", severity="error")
             return None
         if not existed:
             self._note_app_write(path)
+            if drill.id == self.selected:
+                self._show_code(drill)
+                self._show_coach(drill.id)
         return path
 
     def _show_bench(self, drill_id: str) -> None:
@@ -307,7 +350,12 @@ class DrillScreen(Screen[None]):
         view = self._hint_view(drill_id)
         running = self.session.running(drill_id)
         text = coach_markdown(
-            drill, marks.state_of(app.store, drill_id), view, following, running=running
+            drill,
+            marks.state_of(app.store, drill_id),
+            view,
+            following,
+            running=running,
+            has_file=app.catalogue.paths.mine(drill.file).exists(),
         )
         newest = stage_markdown(view.stages[-1]) if view and view.stages and not running else ""
         self.query_one(HintPanel).show(text, newest)
@@ -350,7 +398,7 @@ class DrillScreen(Screen[None]):
     @on(TabbedContent.TabActivated, "#tabs")
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id == "code-tab":
-            self.query_one(CodeView).reload()
+            self._refresh_code()
 
     def on_backend_found(self, message: BackendFound) -> None:
         self.query_one(StatusBar).backend = message.label
@@ -370,8 +418,9 @@ class DrillScreen(Screen[None]):
         return self.services.catalogue.drill(self.selected) if self.selected else None
 
     def action_run(self) -> None:
-        if self.selected:
-            self.start_run(self.selected)
+        drill = self._selected_drill()
+        if drill is not None and self._ensure_mine(drill) is not None:
+            self.start_run(drill.id)
 
     def action_hint(self) -> None:
         drill_id = self.selected
@@ -411,9 +460,10 @@ class DrillScreen(Screen[None]):
         command = editor_command()
         if command is None:
             self._say(
-                f"No editor is set: export EDITOR (or VISUAL), e.g. EDITOR=nano, or "
-                f"open {self._shown(self.services.catalogue.paths.mine(drill.file))} in any "
-                "editor: with watch on, each save runs the tests.",
+                f"No editor found (no $VISUAL or $EDITOR, none of {', '.join(FALLBACK_EDITORS)} "
+                "installed): export EDITOR=<your editor>, or open "
+                f"{self._shown(self.services.catalogue.paths.mine(drill.file))} in any editor: "
+                "with watch on, each save runs the tests.",
                 severity="warning",
                 timeout=12,
             )
@@ -432,7 +482,7 @@ class DrillScreen(Screen[None]):
         except OSError as exc:
             self._say(f"Could not start {command[0]}: {exc.strerror}", severity="error")
         self.query_one(TabbedContent).active = "code-tab"
-        self.query_one(CodeView).reload()
+        self._refresh_code()
 
     def action_toggle_watch(self) -> None:
         self.watching = not self.watching
@@ -451,11 +501,7 @@ class DrillScreen(Screen[None]):
         except YamlFileError:
             unlocked = False
         if not unlocked:
-            self._say(
-                "The solution opens after a pass, or once every hint for a mistake in "
-                "your kernel is out (h).",
-                severity="warning",
-            )
+            self._say("The solution " + solution_rule("h"), severity="warning")
             return
         paths = self.services.catalogue.paths
         self.app.push_screen(SolutionScreen(paths.mine(drill.file), paths.solution(drill.file)))
@@ -494,7 +540,7 @@ class DrillScreen(Screen[None]):
         self._say(f"{drill.id} is back to its starter; {where}.", timeout=15)
         self._refresh_marks()
         if drill.id == self.selected:
-            self.query_one(CodeView).reload()
+            self._refresh_code()
             self._show_run(drill.id)
             self._show_coach(drill.id)
 
@@ -541,6 +587,9 @@ class DrillScreen(Screen[None]):
 
     def action_help(self) -> None:
         keys = [
+            ("Enter", "start on the drill under the cursor: your file is made from its starter")
+        ]
+        keys += [
             (b.key_display or b.key, KEY_HELP.get(b.action, b.description))
             for b in self.BINDINGS
             if isinstance(b, Binding)
@@ -634,7 +683,7 @@ class DrillScreen(Screen[None]):
         if drill_id == self.selected:
             self._show_run(drill_id)
             self._show_coach(drill_id)
-            self.query_one(CodeView).reload()
+            self._refresh_code()
 
     # -- watch: saving a learner file from any editor re-runs its drill ---------------------
 
@@ -686,7 +735,7 @@ class DrillScreen(Screen[None]):
                 severity="warning",
             )
         if drill_id == self.selected:
-            self.query_one(CodeView).reload()
+            self._refresh_code()
         if self.session.is_own_write(path, text) or not self.watching:
             return  # the app's own copy of a starter, or watch went off meanwhile
         if self._is_starter(catalogue.drill(drill_id), text):
@@ -722,6 +771,8 @@ class DrillScreen(Screen[None]):
         if not self.on_gpu:
             panel.show_lines([NEEDS_GPU])
             self._say("bench needs a GPU", severity="warning")
+            return
+        if self._ensure_mine(self.services.catalogue.drill(message.drill_id)) is None:
             return
         busy = self.session.bench_drill
         cancel = self.session.start_bench(

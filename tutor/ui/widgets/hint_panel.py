@@ -30,8 +30,10 @@ def coach_markdown(
     next_drill: Drill | None,
     *,
     running: bool = False,
+    has_file: bool = True,
 ) -> str:
-    """The hint panel's text for one drill, as Markdown (hint stages with fenced code)."""
+    """The hint panel's text for one drill, as Markdown (hint stages with fenced code).
+    `has_file`: whether the learner's file exists yet (it is made when they start)."""
     if running:  # the run panel shows the new run: never the old run's hint beside it
         return RUNNING_TEXT
     last_status = (state.last_run or {}).get("status")
@@ -76,10 +78,15 @@ def coach_markdown(
     before = (
         "You passed this drill before; your file is the starter again. " if state.solved else ""
     )
+    where = (
+        f"`drills/mine/{drill.file}` (press **e** to open it)"
+        if has_file
+        else f"`drills/mine/{drill.file}`: **Enter** makes it from the starter, **e** opens it "
+        "in your editor"
+    )
     return (
-        f"**Start here.** {before}Read the lesson, then write your kernel in "
-        f"`drills/mine/{drill.file}` (press **e** to open it). Press **r** to run the tests, "
-        "or just save the file: with watch on, every save runs them."
+        f"**Start here.** {before}Read the lesson, then write your kernel in {where}. Press "
+        "**r** to run the tests, or just save the file: with watch on, every save runs them."
     )
 
 

@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from tutor import results as r
-from tutor.report import MAP_CELLS, fit_error_map
+from tutor.report import MAP_CELLS, fit_error_map, interpreter_note
 from tutor.ui.live import NOT_RUN, RUNNING, LiveRun
 
 _OUTCOMES = {
@@ -191,6 +191,9 @@ class RunPanel(VerticalScroll):
             where = f" (your file, line {failure.line})" if failure.line else ""
             # Text, never markup: messages hold brackets (shapes, ['fp32', 'fp64']) as written.
             text = Text.assemble((failure.name, "bold"), where, "\n", failure.message)
+            note = interpreter_note(failure, live.backend)
+            if note:  # beside the values it explains
+                text.append("\n" + note, style="yellow")
             if failure.where:
                 text.append("\nWhere: " + failure.where)
             if failure.details:
