@@ -70,6 +70,7 @@ KEY_HELP = {
     "tab('code-tab')": "the Code tab: your file, read-only (scroll with the same keys)",
     "tab('bench-tab')": "the Bench tab: timings on a GPU",
     "app.focus_next": "move between the list, the tab and the panels (Shift+Tab back)",
+    "app.focus_previous": "",  # said on Tab's line
     "fill": "fill the screen with the focused panel (the lesson, code, run or hint)",
     "minimize": "put a filled panel back (f again does too)",
     "toggle_sidebar": "show or hide the drill list (narrow terminals)",
@@ -102,7 +103,10 @@ class DrillScreen(Screen[None]):
         Binding("1", "tab('lesson-tab')", "Lesson", show=False, priority=True),
         Binding("2", "tab('code-tab')", "Code", show=False, priority=True),
         Binding("3", "tab('bench-tab')", "Bench", show=False, priority=True),
-        Binding("tab", "app.focus_next", "Focus", key_display="Tab", show=False),
+        # Priority, as the letters are: a letter pressed right after Tab must see the new focus
+        # (a plain binding waits for the key to bubble up from the focused widget; f did not).
+        Binding("tab", "app.focus_next", "Focus", key_display="Tab", show=False, priority=True),
+        Binding("shift+tab", "app.focus_previous", show=False, priority=True),
         Binding("f", "fill", "Full screen", priority=True),
         Binding("escape", "minimize", "Back", key_display="Esc", show=False),
         Binding("l", "toggle_sidebar", "List", show=False, priority=True),
@@ -592,7 +596,7 @@ class DrillScreen(Screen[None]):
         keys += [
             (b.key_display or b.key, KEY_HELP.get(b.action, b.description))
             for b in self.BINDINGS
-            if isinstance(b, Binding)
+            if isinstance(b, Binding) and KEY_HELP.get(b.action) != ""
         ]
         self.app.push_screen(HelpScreen(keys))
 
