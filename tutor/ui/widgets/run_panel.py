@@ -111,7 +111,6 @@ class TestTable:
     room it needs (parameter ids whole) as long as the mistake's name keeps MIN_TITLE columns;
     only a longer name folds."""
 
-    __test__ = False  # not a pytest test class, despite the name
     MIN_TITLE = 20  # "The tail block reads" / "past the end": two lines, not five
 
     def __init__(self, rows: list[tuple[Text, Text, Text]]) -> None:
