@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -123,3 +124,69 @@ def test_progress_keeps_solved_apart_from_the_last_run(course):
     assert "passed before, failing now" in out.stdout
     data = json.loads(tutor(course, "progress", "--json").stdout)["drills"]["t1"]
     assert data["solved"] is True and data["status"] == "failing"
+
+
+def test_a_syntax_error_is_said_once_not_once_per_test(course):
+    out = tutor(course, "check", "t3", "--impl", str(ROOT / "tests/fixtures/t3_syntax_error.py"))
+    assert out.returncode == 1
+    assert out.stdout.count("syntax error: '(' was never closed") == 1, out.stdout
+    failed = int(out.stdout.split(" failed in ")[0].split(", ")[-1])
+    assert failed > 1 and f"The same in all {failed} failed tests." in out.stdout
+    assert "more failed tests" not in out.stdout
+
+
+def _revealed(course, drill_id: str, diagnosis: str, stages: int) -> None:
+    """The progress a failing run of `diagnosis` and `stages - 1` presses of `tutor hint` leave."""
+    from tutor.progress import ProgressStore
+
+    store = ProgressStore(course.progress_file)
+    state = store.drill(drill_id)
+    state.status, state.active_diagnosis = "failing", diagnosis
+    state.last_run = {"status": "failed", "diagnoses": [diagnosis]}
+    state.hints = {diagnosis: stages}
+    store.save()
+
+
+def test_a_code_only_hint_stage_prints_as_it_pastes(course):
+    import textwrap
+
+    _revealed(course, "t3", "padding-where", 2)  # hints/t3.yaml: its third stage is all code
+    out = tutor(course, "hint", "t3")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    start = lines.index("  3.")  # the number alone: the code starts under it, not beside it
+    block = []
+    for line in lines[start + 1 :]:
+        if line and not line.startswith(" " * 5):
+            break
+        block.append(line)
+    code = textwrap.dedent("\n".join(block)).strip("\n")
+    assert code.startswith("xc = tl.where(mask, x - mean, 0.0)")
+    compile(code, "pasted", "exec")  # one indent throughout: pasted, it runs
+
+
+def test_the_solution_refusal_states_the_rule(course):
+    _revealed(course, "t3", "not-started", 3)  # every hint of the untouched starter is out
+    out = tutor(course, "solution", "t3")
+    assert out.returncode == 1
+    assert "opens after your file passes, or once every hint for a mistake in your kernel" in (
+        out.stdout
+    )
+    assert "the hints for an untouched starter do not open it" in out.stdout
+    assert "after the last hint stage" not in out.stdout
+
+
+def test_bf16_garbage_on_the_cpu_is_said_to_be_the_interpreters_and_its_map_fits(course, tmp_path):
+    from tutor import patches
+
+    patch = (ROOT / "drills/mutants/t3/bf16-no-upcast__no-cast.patch").read_text()
+    mutant = tmp_path / "t3_no_cast.py"
+    mutant.write_text(patches.apply(course.solution("t3_layernorm.py").read_text(), patch))
+    env = dict(os.environ, COLUMNS="60")
+    out = run_tutor(course, "check", "t3", "--impl", str(mutant), "--cpu", env=env)
+    assert out.returncode == 1 and "[bf16-no-upcast]" in out.stdout, out.stdout
+    lines = out.stdout.splitlines()
+    values = next(n for n, line in enumerate(lines) if "values differ" in line)
+    assert "These values are the CPU interpreter's" in " ".join(lines[values : values + 4])
+    cells = [line.strip() for line in lines if line.strip() and set(line.strip()) <= set(".X_N")]
+    assert cells and all(len(line) <= 60 - 8 for line in cells)  # one row of the map a line

@@ -36,3 +36,12 @@ def test_answers_shown_are_quotes_under_their_questions():
     assert "> `tl.arange` only makes power-of-two lengths." in shown
     assert "> **Hint, then answer**" in shown and "<summary>" not in shown
     assert lessons.count_answers(LESSON) == 2
+
+
+def test_every_lesson_is_headed_the_same_way(catalogue):
+    """The app shows each lesson under its first line: one form for all ("T4 — ...")."""
+    for drill in catalogue.drills:
+        path = catalogue.paths.lesson(drill.id)
+        if path.is_file():
+            heading = path.read_text(encoding="utf-8").splitlines()[0]
+            assert heading.startswith(f"# {drill.id.upper()} — "), f"{path.name}: {heading}"

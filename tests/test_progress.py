@@ -59,3 +59,17 @@ def test_unknown_schema_is_treated_as_corrupt(tmp_path):
     path = tmp_path / "progress.json"
     path.write_text('{"schema": 99, "drills": {}}')
     assert "unknown schema 99" in p.ProgressStore(path).warning
+
+
+def test_a_write_by_another_process_is_noticed_and_the_stores_own_is_not(tmp_path):
+    path = tmp_path / ".tutor" / "progress.json"
+    app, cli = p.ProgressStore(path), p.ProgressStore(path)
+    assert not app.changed_on_disk()
+    with app.update() as store:
+        store.drill("t3").runs = 1
+    assert not app.changed_on_disk()  # its own save
+    with cli.update() as store:  # e.g. `tutor hint t3` beside the app
+        store.drill("t3").hints["padding-where"] = 2
+    assert app.changed_on_disk()
+    app.reload()
+    assert not app.changed_on_disk() and app.drill("t3").hints == {"padding-where": 2}

@@ -358,12 +358,11 @@ def cmd_lesson(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
 
 
 def cmd_solution(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
+    from tutor.report import solution_rule
+
     drill = _drill(catalogue, args.drill)
     if not Coach(catalogue, store).solution_unlocked(drill.id):
-        print(
-            f"The solution to {drill.id} opens after your file passes, or after the last hint "
-            f"stage (`tutor hint {drill.id}`)."
-        )
+        print(f"The solution to {drill.id} {solution_rule(f'`tutor hint {drill.id}`')}")
         return EXIT_FAILED
     print(catalogue.paths.solution(drill.file).read_text(encoding="utf-8"))
     return EXIT_OK

@@ -83,11 +83,26 @@ class ProgressStore:
         self.path = path
         self.drills: dict[str, DrillProgress] = {}
         self.warning: str | None = None
+        self._read_as: tuple[int, int, int] | None = None  # the file this store last read
         self.reload()
+
+    def _identity(self) -> tuple[int, int, int] | None:
+        """Which version of the file is on disk: every save replaces it (a new inode)."""
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return st.st_ino, st.st_mtime_ns, st.st_size
+
+    def changed_on_disk(self) -> bool:
+        """Whether the file is no longer the one this store last read or wrote (another
+        process, e.g. `tutor hint` beside the app, wrote it since)."""
+        return self._identity() != self._read_as
 
     def reload(self) -> None:
         """Read the file again (another process, e.g. the CLI beside the app, may have written)."""
         self.drills = {}
+        self._read_as = self._identity()  # before reading: a write after it is seen next time
         if not self.path.exists():
             return
         if not self.path.is_file():  # a folder, or a FIFO that would block the read for ever
@@ -141,6 +156,7 @@ class ProgressStore:
                 out.flush()
                 os.fsync(out.fileno())
             os.replace(tmp, self.path)
+            self._read_as = self._identity()
         except OSError as exc:  # a full disk, a quota, a read-only folder
             Path(tmp).unlink(missing_ok=True)
             raise OSError(

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 import shutil
 import textwrap
 
+from tutor import diagnoses as dx
 from tutor import progress as p
 from tutor.catalogue import Catalogue
 from tutor.coach import HintView
 from tutor.hints import HintBook, stage_blocks
-from tutor.results import RunResult
-from tutor.states import label
+from tutor.results import RunResult, TestResult
+from tutor.states import BackendName, label
 
 MAX_FAILED_SHOWN = 6
+MAP_INDENT = " " * 8
 STATUS_MARK = {p.NOT_STARTED: " ", p.FAILING: "✗", p.PASSED: "✓"}
 REGRESSED_MARK = "!"
 
@@ -36,6 +40,38 @@ def _wrapped(text: str, indent: str) -> list[str]:
     return out
 
 
+# An error map (tutor.harness.errormap) is a heading, rows of one-character cells, and a legend.
+# Where a cell covers several, the worse one shows: NaN, then never written, then wrong.
+MAP_CELLS = "N_X."  # worst first
+_HEADING_SPAN = re.compile(r"(?:columns|indices) 0-(\d+)")
+_HEADING_CELL = re.compile(r"(\d+\+?) (columns|values)$")
+
+
+def fit_error_map(lines: list[str], width: int) -> list[str]:
+    """The error map's picture narrowed to `width` cells, so no row wraps: neighbouring cells
+    are merged (the worse one shows) and the heading's cell size says how many columns a cell
+    covers now. A picture that fits is returned as it is."""
+    rows = [n for n, line in enumerate(lines) if line and set(line) <= set(MAP_CELLS)]
+    cells = max((len(lines[n]) for n in rows), default=0)
+    width = max(width, 1)
+    if cells <= width:
+        return list(lines)
+    edges = [j * cells // width for j in range(width + 1)]
+    fitted = list(lines)
+    for n in rows:
+        row = lines[n]
+        fitted[n] = "".join(
+            min(row[a:b] or ".", key=MAP_CELLS.index) for a, b in itertools.pairwise(edges)
+        )
+    heading = fitted[0]
+    span = _HEADING_SPAN.search(heading)
+    if 0 not in rows and span and _HEADING_CELL.search(heading):
+        columns = int(span.group(1)) + 1
+        per_cell = f"{columns // width}" + ("+" if columns % width else "")
+        fitted[0] = _HEADING_CELL.sub(lambda m: f"{per_cell} {m.group(2)}", heading)
+    return fitted
+
+
 def stage_plain(stage: str, indent: str) -> list[str]:
     """A hint stage as plain lines: prose wrapped to the terminal, code kept as written."""
     lines: list[str] = []
@@ -51,6 +87,40 @@ def stage_plain(stage: str, indent: str) -> list[str]:
     return lines
 
 
+# Values the CPU interpreter made: it keeps bf16 as raw 16-bit integers (interpreter-limits.md),
+# so a kernel's bf16 arithmetic without an upcast comes out as garbage, NaN or 1e26, there only.
+INTERPRETER_MADE_THESE = (
+    "These values are the CPU interpreter's: it cannot do bf16 arithmetic, so without an "
+    "upcast it gives garbage where a GPU would round."
+)
+
+
+def interpreter_note(test: TestResult, backend: str) -> str:
+    """The sentence to put beside a failed comparison's values when the CPU interpreter's bf16
+    made them (the test's diagnosis says so, on the CPU); "" everywhere else."""
+    if backend == BackendName.CPU and test.diagnosis == dx.BF16_NO_UPCAST and test.where:
+        return INTERPRETER_MADE_THESE
+    return ""
+
+
+def solution_rule(hint_how: str) -> str:
+    """When the reference solution opens, the same words in the app and the CLI; `hint_how`
+    says how to reveal a hint there (`h`, `tutor hint t3`)."""
+    return (
+        f"opens after your file passes, or once every hint for a mistake in your kernel is out "
+        f"({hint_how}); the hints for an untouched starter do not open it."
+    )
+
+
+def _same_failures(failed: list[TestResult]) -> list[list[TestResult]]:
+    """Failed tests grouped by what they say (a syntax error says the same in every test),
+    in the order of each group's first test."""
+    groups: dict[tuple, list[TestResult]] = {}
+    for test in failed:
+        groups.setdefault((test.diagnosis, test.message, test.details, test.where), []).append(test)
+    return list(groups.values())
+
+
 def format_run(
     result: RunResult, book: HintBook, root_text: str = "", never_ran: list[str] | None = None
 ) -> str:
@@ -60,15 +130,25 @@ def format_run(
     on = f" on {label(result.backend, result.device_name)}" if result.backend else ""
     lines = [f"{result.drill}: {where}{on}"]
     failed = [t for t in result.tests if t.outcome == "failed"]
-    for test in failed[:MAX_FAILED_SHOWN]:
+    groups = _same_failures(failed)
+    for group in groups[:MAX_FAILED_SHOWN]:
+        test = group[0]
         tag = f"  [{test.diagnosis}]" if test.diagnosis else ""
         lines.append(f"  ✗ {test.name}{tag}")
-        for text in (test.message, test.where and f"Where: {test.where}", test.details):
+        note = interpreter_note(test, result.backend)
+        for text in (test.message, note, test.where and f"Where: {test.where}", test.details):
             lines.extend(_wrapped(text, "      "))
-        if test.error_map and test is failed[0]:  # one picture is enough to read
-            lines.extend(f"        {row}" for row in test.error_map)
-    if len(failed) > MAX_FAILED_SHOWN:
-        lines.append(f"  … and {len(failed) - MAX_FAILED_SHOWN} more failed tests")
+        if len(group) == len(failed) > 1:
+            lines.append(f"      The same in all {len(failed)} failed tests.")
+        elif len(group) > 1:
+            others = ", ".join(t.name for t in group[1:])
+            lines.extend(_wrapped(f"The same in {len(group) - 1} more: {others}", "      "))
+        if test.error_map and group is groups[0]:  # one picture is enough to read
+            picture = fit_error_map(test.error_map, _width() - len(MAP_INDENT))
+            lines.extend(f"{MAP_INDENT}{row}" for row in picture)
+    unshown = sum(len(group) for group in groups[MAX_FAILED_SHOWN:])
+    if unshown:
+        lines.append(f"  … and {unshown} more failed tests")
     passed = sum(t.outcome == "passed" for t in result.tests)
     skipped = sum(t.outcome == "skipped" for t in result.tests)
     counts = f"{passed} passed, {len(failed)} failed" + (f", {skipped} skipped" if skipped else "")
@@ -99,8 +179,12 @@ def _numbered(stages: tuple[str, ...]) -> list[str]:
     lines = []
     for number, stage in enumerate(stages, start=1):
         body = stage_plain(stage, "     ")
-        lines.append(f"  {number}. " + (body[0].strip() if body else ""))
-        lines.extend(body[1:])
+        if body and stage_blocks(stage)[0][0] == "prose":
+            lines.append(f"  {number}. " + body[0].strip())
+            lines.extend(body[1:])
+        else:  # code first: under the number, every line at one indent, as it pastes
+            lines.append(f"  {number}.")
+            lines.extend(body)
     return lines
 
 

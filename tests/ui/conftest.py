@@ -42,7 +42,8 @@ def runner() -> FakeRunner:
 def make_app(small_course: CoursePaths, runner: FakeRunner) -> Callable[..., TutorApp]:
     """Build the app on the fixture course and the fake runner; keywords override defaults."""
 
-    def make(**overrides) -> TutorApp:
+    def make(runner=runner, **overrides) -> TutorApp:
+        """`runner`: another runner than the scripted one (an object with `run`)."""
         options = dict(force_cpu=True, watch=False, gpu_probe=lambda: None)
         options.update(overrides)
         return TutorApp(

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import threading
 
 import pytest
 from tui_fakes import Scripted, failing
-from tui_helpers import SIZE, drill_screen, settle, wait_until
+from tui_helpers import SIZE, drill_screen, settle, shown_text, wait_until
 
 from tutor import progress as p
 from tutor import results as r
@@ -51,33 +52,55 @@ async def run_and_wait(pilot, recorder, count: int = 1) -> None:
     await settle(pilot)
 
 
-async def test_opens_on_first_unfinished_drill_and_copies_its_starter(make_app, small_course):
+async def test_opens_on_the_first_unfinished_drill_showing_its_starter(make_app, small_course):
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         screen = drill_screen(app)
         assert screen.selected == "a1"
-        mine = small_course.mine("a1_add.py")
-        assert mine.read_text() == small_course.starter("a1_add.py").read_text()
-        assert screen.query_one(CodeView).text == mine.read_text()
+        starter = small_course.starter("a1_add.py").read_text()
+        shown = screen.query_one(CodeView).text
+        assert shown.startswith("# [tutor: the starter (Enter, e or r makes your copy)]")
+        assert shown.endswith(starter)
+        assert not small_course.mine("a1_add.py").exists()  # looking creates nothing
         assert screen.query_one(StatusBar).backend == "CPU interpreter"
         assert "watch off" in str(screen.query_one("#watch").render())
-        assert "Start here" in hint_text(app)
+        assert "Start here" in hint_text(app) and "**Enter** makes it" in hint_text(app)
 
 
-async def test_moving_in_the_list_selects_the_drill(make_app, small_course):
+async def test_moving_through_the_list_creates_no_file_and_enter_or_r_does(
+    make_app, small_course, runner, recorder
+):
     app = make_app()
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
         await settle(pilot)
         await pilot.press("down")
         await settle(pilot)
         screen = drill_screen(app)
         assert screen.selected == "a2"
-        assert screen.query_one(CodeView).text == small_course.starter("a2_rowsum.py").read_text()
-        assert small_course.mine("a2_rowsum.py").exists()
+        assert screen.query_one(CodeView).text.endswith(
+            small_course.starter("a2_rowsum.py").read_text()
+        )
         await pilot.press("down")  # the track heading is skipped
         await settle(pilot)
         assert screen.selected == "b1"
+        assert not small_course.mine("_").parent.exists() or not any(
+            small_course.mine("_").parent.iterdir()
+        )
+        await pilot.press("enter")  # open b1: its file is made, and shown
+        await settle(pilot)
+        mine = small_course.mine("b1_scale.py")
+        assert mine.read_text() == small_course.starter("b1_scale.py").read_text()
+        assert screen.query_one(CodeView).text == mine.read_text()
+        assert screen.query_one("#tabs").active == "code-tab"
+        assert "drills/mine/b1_scale.py" in recorder.notices()[-1]
+        assert "(press **e** to open it)" in hint_text(app)
+        await pilot.press("up")  # the track heading is skipped
+        await settle(pilot)
+        assert screen.selected == "a2" and not small_course.mine("a2_rowsum.py").exists()
+        await run_and_wait(pilot, recorder)  # running it makes it too
+        assert small_course.mine("a2_rowsum.py").exists()
+        assert [c.drill_id for c in runner.calls] == ["a2"]
 
 
 async def test_run_streams_results_test_by_test(make_app, runner, recorder):
@@ -168,7 +191,7 @@ async def test_solution_refused_before_a_pass_and_shown_after(
         await settle(pilot)
         await pilot.press("s")
         await settle(pilot)
-        assert "solution opens after a pass" in recorder.notices()[-1]
+        assert "solution opens after your file passes" in recorder.notices()[-1]
         assert not isinstance(app.screen, SolutionScreen)
         await run_and_wait(pilot, recorder)
         await pilot.press("s")
@@ -209,6 +232,7 @@ async def test_reset_asks_first_and_keeps_a_backup(make_app, small_course, recor
     async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
         await settle(pilot)
         mine = small_course.mine("a1_add.py")
+        mine.parent.mkdir(parents=True, exist_ok=True)
         mine.write_text("def add(x):\n    return x + 1  # my work\n")
         await pilot.press("x")
         await settle(pilot)
@@ -265,9 +289,9 @@ async def test_single_letter_keys_work_with_the_code_view_focused(make_app, runn
         screen.query_one(CodeView).focus()
         await settle(pilot)
         assert app.focused is screen.query_one(CodeView)
-        before = screen.query_one(CodeView).text
         await run_and_wait(pilot, recorder)
         assert [c.drill_id for c in runner.calls] == ["a1"]
+        before = screen.query_one(CodeView).text
         await pilot.press("w")
         await settle(pilot)
         assert screen.watching
@@ -319,14 +343,17 @@ async def test_saving_a_learner_file_reruns_that_drill_and_selects_it(
         assert "x * 2" in screen.query_one(CodeView).text
 
 
-async def test_the_apps_own_copy_of_a_starter_does_not_trigger_a_run(make_app, runner):
+async def test_the_apps_own_copy_of_a_starter_does_not_trigger_a_run(
+    make_app, runner, small_course
+):
     app = make_app(watch=True, watch_debounce_ms=200, watch_step_ms=50)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.pause(0.3)
-        await pilot.press("down")  # a2: its learner file is created now
+        await pilot.press("down", "enter")  # a2: its learner file is created now
         await settle(pilot)
         await pilot.pause(1.0)
+        assert small_course.mine("a2_rowsum.py").exists()
         assert runner.calls == []
 
 
@@ -413,16 +440,40 @@ async def test_the_app_and_the_progress_file_agree(make_app, small_course, runne
     assert fresh.drill("a1").solved_with_hints is False
 
 
-async def test_e_without_an_editor_says_how_to_set_one(make_app, recorder, monkeypatch):
+async def test_e_without_an_editor_says_how_to_set_one(make_app, recorder, monkeypatch, tmp_path):
     monkeypatch.delenv("VISUAL", raising=False)
     monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))  # not even vi
     app = make_app()
     async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
         await settle(pilot)
         await pilot.press("e")
         await settle(pilot)
-        assert recorder.notices()[-1].startswith("No editor is set: export EDITOR")
-        assert "drills/mine/a1_add.py" in recorder.notices()[-1]
+        notice = recorder.notices()[-1]
+        assert notice.startswith("No editor found") and "export EDITOR=" in notice
+        assert "drills/mine/a1_add.py" in notice and "EDITOR=nano" not in notice
+
+
+@pytest.mark.parametrize("installed", [["vi"], ["nano", "vi"], ["editor", "nano", "vi"]])
+async def test_e_without_editor_variables_opens_the_first_editor_installed(
+    make_app, small_course, monkeypatch, tmp_path, installed
+):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in installed:  # each stand-in signs the file with its own name
+        program = bin_dir / name
+        program.write_text(f"#!/bin/sh\nprintf '# edited by {name}\\n' >> \"$1\"\n")
+        program.chmod(0o755)
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    monkeypatch.setenv("PATH", str(bin_dir))  # only the stand-ins (sh runs them by path)
+    app = make_app()
+    monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # headless: cannot suspend
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        await settle(pilot)
+        assert small_course.mine("a1_add.py").read_text().endswith(f"# edited by {installed[0]}\n")
 
 
 async def test_e_suspends_the_app_for_the_editor_and_shows_the_edit(
@@ -500,10 +551,13 @@ async def test_help_lists_every_key_and_the_marks(make_app):
         assert isinstance(app.screen, HelpScreen)
         keys = [key for key, _ in app.screen.keys]
         assert keys == [
+            "Enter",
             "1",
             "2",
             "3",
-            "tab",
+            "Tab",
+            "f",
+            "Esc",
             "l",
             "a",
             "r",
@@ -688,7 +742,7 @@ async def test_the_error_map_and_brackets_show_literally(make_app, runner, recor
     async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
         await settle(pilot)
         await run_and_wait(pilot, recorder)
-        shown = str(drill_screen(app).query_one("#run-failure").render())
+        shown = shown_text(drill_screen(app).query_one("#run-failure"))
         assert "['fp32', 'fp64'] [bold]not markup[/bold]" in shown and "\\'" not in shown
         assert "Where: rows 2 to 3, the last 24 columns" in shown
         assert "row 2 ..XX" in shown
@@ -732,4 +786,29 @@ async def test_the_not_started_ladder_never_opens_the_solution(make_app, runner,
         await pilot.press("s")
         await settle(pilot)
         assert not isinstance(app.screen, SolutionScreen)
-        assert "solution opens after a pass" in recorder.notices()[-1]
+        assert "solution opens after your file passes" in recorder.notices()[-1]
+
+
+@pytest.mark.parametrize(("backend", "said"), [("cpu-interpreter", True), ("cuda", False)])
+async def test_bf16_garbage_is_said_to_be_the_cpu_interpreters(make_app, recorder, backend, said):
+    class Bf16Runner:
+        def run(self, drill_id, impl="mine", *, on_event=None, cancel=None):
+            test = r.TestResult(
+                "drills/tests/test_a1.py::test_bf16",
+                "failed",
+                "bf16-no-upcast",
+                "y: 290 of 300 values differ; worst at [2, 99]: got 1.2e+26, expected 0.5",
+                where="every row, every column",
+            )
+            return r.RunResult(
+                drill_id, impl, r.FAILED, backend=backend, tests=[test], diagnoses=[test.diagnosis]
+            )
+
+    app = make_app(runner=Bf16Runner())
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        await settle(pilot)
+        await run_and_wait(pilot, recorder)
+        shown = shown_text(drill_screen(app).query_one("#run-failure"))
+        assert ("These values are the CPU interpreter's" in shown) is said
+        if said:  # right under the values, before where they are
+            assert shown.index("got 1.2e+26") < shown.index("interpreter's") < shown.index("Where")

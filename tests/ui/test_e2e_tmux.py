@@ -249,3 +249,35 @@ def test_at_80x24_the_mistake_footer_and_newest_hint_fit(start_app, course):
     assert all(len(line) <= 80 for line in screen)
     terminal.keys("q")
     terminal.wait_for("EXITED 0", timeout=30)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (140, 42)], ids=["80x24", "140x42"])
+def test_tab_and_f_fill_the_terminal_with_the_hint_then_the_run(start_app, course, size):
+    """Keys typed at once, as a terminal delivers them: f must see the focus Tab moved."""
+    terminal = start_app(size=size)
+    terminal.wait_for("watch on", timeout=30)
+    time.sleep(1.0)
+    shutil.copyfile(_mutant(), course.mine("t3_layernorm.py"))
+    terminal.wait_for("t3: Failed:", timeout=RUN_LIMIT)
+    terminal.keys(
+        "Tab", "Tab", "Tab", "Tab", "f"
+    )  # the list, the tabs, the lesson, the run, the hint
+    _wait_until(
+        terminal, lambda screen: "1 Lesson" not in screen and TITLE in screen, "the hint, filled"
+    )
+    terminal.keys("f", "BTab", "f")  # back, Shift+Tab to the run, and the run fills the screen
+    _wait_until(
+        terminal, lambda screen: "1 Lesson" not in screen and "Where:" in screen, "the run, filled"
+    )
+    assert all(len(line) <= size[0] for line in terminal.screen().splitlines())
+    terminal.keys("Escape")
+    terminal.wait_for("1 Lesson", timeout=10)
+    terminal.keys("q")
+    terminal.wait_for("EXITED 0", timeout=30)
+
+
+def _wait_until(terminal: Terminal, holds, what: str, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not holds(screen := terminal.screen()):
+        assert time.monotonic() < deadline, f"{what} never showed:\n{screen}"
+        time.sleep(0.2)

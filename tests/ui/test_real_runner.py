@@ -43,6 +43,7 @@ async def test_a_hang_and_a_crash_with_the_real_runner(course, recorder):
         screen = drill_screen(app)
         screen.query_one(DrillList).select_drill("t3")
         await wait_until(pilot, lambda: screen.selected == "t3", "t3 to be selected")
+        course.mine("t3_layernorm.py").parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(FIXTURES / "t3_hangs.py", course.mine("t3_layernorm.py"))
         await pilot.press("r")
         await pilot.press("w")  # the app answers while the kernel spins

@@ -99,3 +99,17 @@ def test_a_reset_cancels_the_run_in_progress_and_drops_its_result():
     late = r.RunResult("a1", "mine", r.PASSED, tests=[r.TestResult("t::a", "passed")])
     assert session.finish("a1", ticket.token, late) is None  # the old file's result: dropped
     assert session.shown_run("a1") is None
+
+
+def test_a_finished_run_gives_way_once_the_progress_file_holds_another_last_run():
+    session = Session()
+    for drill in ("a1", "a2"):
+        ticket = session.start_run(drill)
+        session.finish(drill, ticket.token, _result(drill))
+        session.note_recorded(drill, {"status": "failed", "at": "10:00"})
+    # The app's own records change nothing; `tutor reset a1` (no last run) and `tutor check a2`
+    # (a later one) make both finished runs describe a file that is gone.
+    assert session.outdated({"a1": {"status": "failed", "at": "10:00"}, "a2": None}) == ["a2"]
+    assert session.shown_run("a2") is None and session.shown_run("a1") is not None
+    assert session.outdated({"a1": {"status": "passed", "at": "10:05"}}) == ["a1"]
+    assert session.shown_run("a1") is None

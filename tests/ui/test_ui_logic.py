@@ -110,10 +110,14 @@ def test_coach_wording_has_no_stage_counters(small_course):
     assert drill.taught in text and "**s**" in text and "a2" in text
 
 
-def test_editor_comes_from_visual_then_editor():
-    assert editor_command({}) is None
-    assert editor_command({"EDITOR": "nano"}) == ["nano"]
+def test_editor_comes_from_visual_then_editor_then_what_is_installed():
+    nothing = lambda name: None  # noqa: E731
+    assert editor_command({}, which=nothing) is None
+    assert editor_command({"EDITOR": "nano"}, which=nothing) == ["nano"]
     assert editor_command({"EDITOR": "nano", "VISUAL": "code --wait"}) == ["code", "--wait"]
+    installed = {"vi": "/usr/bin/vi", "nano": "/bin/nano"}
+    assert editor_command({}, which=installed.get) == ["/bin/nano"]  # nano before vi
+    assert editor_command({}, which={"vi": "/usr/bin/vi"}.get) == ["/usr/bin/vi"]
 
 
 def test_backend_label():

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import time
 from collections.abc import Callable
 
+from rich.console import Console
 from textual.message import Message
 from textual.notifications import Notify
 from textual.pilot import Pilot
@@ -51,3 +53,14 @@ async def settle(pilot: Pilot) -> None:
     await pilot.pause()
     await pilot.wait_for_scheduled_animations()
     await pilot.pause()
+
+
+def shown_text(static, width: int = 400) -> str:
+    """What a Static widget shows, as plain text `width` columns wide (a Rich group of parts
+    drawn as the panel draws it, not its repr)."""
+    content = static.content
+    if isinstance(content, str):
+        return content
+    console = Console(width=width, file=io.StringIO(), color_system=None, record=True)
+    console.print(content)
+    return console.export_text()

@@ -50,6 +50,14 @@ def screen_text(app: App) -> str:
     return console.export_text()
 
 
+def region_text(app: App, widget) -> str:
+    """The words drawn inside `widget` (its borders left out), in reading order, one space
+    between them (so a sentence wrapped over lines reads whole)."""
+    region = widget.content_region
+    lines = screen_text(app).splitlines()[region.y : region.bottom]
+    return " ".join(" ".join(line[region.x : region.right] for line in lines).split())
+
+
 def normalise(text: str, root: Path | None = None) -> str:
     if root is not None:
         text = text.replace(str(root), "<course>")

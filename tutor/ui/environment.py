@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from tutor.gpu import machine_has_gpu, nvml_gpus
 from tutor.states import BackendName
@@ -24,13 +25,25 @@ _PROBE = (
 )
 
 
-def editor_command(env: Mapping[str, str] | None = None) -> list[str] | None:
-    """$VISUAL, else $EDITOR, split like a shell would; None when neither is set."""
+# Editors tried, in order, when neither $VISUAL nor $EDITOR names one: Debian's `editor`
+# alternative, then the two most machines have.
+FALLBACK_EDITORS = ("editor", "nano", "vi")
+
+
+def editor_command(
+    env: Mapping[str, str] | None = None, which: Callable[[str], str | None] = shutil.which
+) -> list[str] | None:
+    """$VISUAL, else $EDITOR, split like a shell would, else the first of FALLBACK_EDITORS
+    installed (`which` finds a program on the PATH); None when there is none."""
     env = os.environ if env is None else env
     for name in ("VISUAL", "EDITOR"):
         value = env.get(name, "").strip()
         if value:
             return shlex.split(value)
+    for program in FALLBACK_EDITORS:
+        found = which(program)
+        if found:
+            return [found]
     return None
 
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tutor import results as r
 from tutor.events import Event
@@ -52,6 +53,8 @@ class Session:
     """drill -> what its last bench printed (or its report)."""
     written_by_app: dict[Path, str] = field(default_factory=dict)
     """Files the app wrote (a starter copied, a reset), with the text it wrote."""
+    recorded: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    """drill -> the last run the progress file held once the app recorded its finished run."""
 
     # -- runs ---------------------------------------------------------------------------------
 
@@ -116,6 +119,22 @@ class Session:
             del self.live[drill_id]
             self.started_at.pop(drill_id, None)
         self.finished.pop(drill_id, None)
+
+    # -- the progress file, which the command line writes too ---------------------------------
+
+    def note_recorded(self, drill_id: str, last_run: dict[str, Any] | None) -> None:
+        """The app recorded its finished run of `drill_id`; the file's last run is now this."""
+        self.recorded[drill_id] = last_run
+
+    def outdated(self, last_runs: dict[str, dict[str, Any] | None]) -> list[str]:
+        """The drills whose finished run this session no longer is the file's last run
+        (`last_runs`: drill -> the file's last run): `tutor reset` or `tutor check` wrote
+        since. Each is forgotten, so the panels show what the file says, as the CLI does."""
+        stale = [d for d in self.finished if last_runs.get(d) != self.recorded.get(d)]
+        for drill_id in stale:
+            self.finished.pop(drill_id, None)
+            self.recorded.pop(drill_id, None)
+        return stale
 
     # -- bench --------------------------------------------------------------------------------
 

@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer, Markdown, TabbedContent, TabPane
 from watchfiles import Change, awatch
 
@@ -28,9 +29,18 @@ from tutor import results as r
 from tutor.catalogue import Drill
 from tutor.coach import HintView
 from tutor.events import SessionStarted, TestFinished
-from tutor.progress import PASSED
+from tutor.hints import stage_markdown
+from tutor.progress import PASSED, ProgressError
+from tutor.report import solution_rule
 from tutor.ui import marks
-from tutor.ui.environment import CPU_BACKEND, CPU_LABEL, backend_label, editor_command
+from tutor.ui.environment import (
+    CPU_BACKEND,
+    CPU_LABEL,
+    FALLBACK_EDITORS,
+    backend_label,
+    editor_command,
+)
+from tutor.ui.layout import NARROW
 from tutor.ui.messages import (
     BackendFound,
     BenchFinished,
@@ -50,7 +60,7 @@ from tutor.ui.widgets.bench_panel import NEEDS_GPU, BenchPanel
 from tutor.ui.widgets.code_view import CodeView
 from tutor.ui.widgets.drill_list import CourseProgress, DrillList
 from tutor.ui.widgets.hint_panel import HintPanel, coach_markdown
-from tutor.ui.widgets.run_panel import RunPanel, summary
+from tutor.ui.widgets.run_panel import RunPanel, shows_a_failure, summary
 from tutor.ui.widgets.status_bar import StatusBar
 from tutor.yamlfile import YamlFileError
 
@@ -59,12 +69,15 @@ KEY_HELP = {
     "tab('lesson-tab')": "the Lesson tab (scroll it with ↑ ↓ PgUp PgDn Home End)",
     "tab('code-tab')": "the Code tab: your file, read-only (scroll with the same keys)",
     "tab('bench-tab')": "the Bench tab: timings on a GPU",
-    "focus_next": "move between the list, the tab and the panels (Shift+Tab back)",
+    "app.focus_next": "move between the list, the tab and the panels (Shift+Tab back)",
+    "app.focus_previous": "",  # said on Tab's line
+    "fill": "fill the screen with the focused panel (the lesson, code, run or hint)",
+    "minimize": "put a filled panel back (f again does too)",
     "toggle_sidebar": "show or hide the drill list (narrow terminals)",
     "toggle_answers": "show or fold the lesson's self-check answers",
     "run": "run the selected drill's tests",
     "hint": "reveal the next hint for the current mistake",
-    "edit": "open your file in $VISUAL or $EDITOR",
+    "edit": "open your file in $VISUAL or $EDITOR (else editor, nano or vi)",
     "toggle_watch": "turn watch on or off (on: saving a file runs its drill)",
     "solution": "the solution beside your file (after a pass or the last hint)",
     "reset": "put the starter back (your file is backed up first)",
@@ -79,15 +92,23 @@ KEY_HELP = {
 # the core the run's own child needed (t3's solution: 0.4 s of tests read 0.75 s in the app).
 # A failed test is a verdict and is shown at once.
 LIVE_REDRAW_S = 0.1
-NARROW = 110  # columns under which the layout narrows (tutor.tcss, .-narrow)
+# How often the app looks whether the command line wrote the progress file (a stat, no read).
+FOLLOW_S = 0.5
 
 
 class DrillScreen(Screen[None]):
+    ALLOW_IN_MAXIMIZED_VIEW = "StatusBar, Footer"  # a filled panel keeps the status and the keys
     BINDINGS = [
-        Binding("1", "tab('lesson-tab')", "Lesson", priority=True),
-        Binding("2", "tab('code-tab')", "Code", priority=True),
+        # The tab labels carry their keys (1 Lesson, 2 Code, 3 Bench): the footer has no room.
+        Binding("1", "tab('lesson-tab')", "Lesson", show=False, priority=True),
+        Binding("2", "tab('code-tab')", "Code", show=False, priority=True),
         Binding("3", "tab('bench-tab')", "Bench", show=False, priority=True),
-        Binding("tab", "focus_next", "Focus", show=False),
+        # Priority, as the letters are: a letter pressed right after Tab must see the new focus
+        # (a plain binding waits for the key to bubble up from the focused widget; f did not).
+        Binding("tab", "app.focus_next", "Focus", key_display="Tab", show=False, priority=True),
+        Binding("shift+tab", "app.focus_previous", show=False, priority=True),
+        Binding("f", "fill", "Full screen", priority=True),
+        Binding("escape", "minimize", "Back", key_display="Esc", show=False),
         Binding("l", "toggle_sidebar", "List", show=False, priority=True),
         Binding("a", "toggle_answers", "Answers", show=False, priority=True),
         Binding("r", "run", "Run", priority=True),
@@ -112,6 +133,8 @@ class DrillScreen(Screen[None]):
     """A terminal under NARROW columns: the list shows marks and ids, run and hint stack."""
     sidebar_shown: reactive[bool] = reactive(True, init=False)
     """Whether the drill list is on screen (l hides it)."""
+    coaching: reactive[bool] = reactive(False, init=False)
+    """The run on show failed or broke: the run and hint panels get most of the height."""
 
     def __init__(self, services: Services, session: Session | None = None) -> None:
         super().__init__()
@@ -128,11 +151,11 @@ class DrillScreen(Screen[None]):
                 yield CourseProgress(id="progress")
             with Vertical(id="work"):
                 with TabbedContent(id="tabs", initial="lesson-tab"):
-                    with TabPane("Lesson", id="lesson-tab"), VerticalScroll(id="lesson-scroll"):
+                    with TabPane("1 Lesson", id="lesson-tab"), VerticalScroll(id="lesson-scroll"):
                         yield Markdown(id="lesson")
-                    with TabPane("Code", id="code-tab"):
+                    with TabPane("2 Code", id="code-tab"):
                         yield CodeView(id="code")
-                    with TabPane("Bench", id="bench-tab"):
+                    with TabPane("3 Bench", id="bench-tab"):
                         yield BenchPanel(id="bench")
                 with Horizontal(id="feedback"):
                     yield RunPanel(self._title_of, id="run")
@@ -158,6 +181,7 @@ class DrillScreen(Screen[None]):
         self.query_one(DrillList).focus()
         self.narrow = self.app.size.width < NARROW
         self.set_interval(1.0, self._tick)
+        self.set_interval(FOLLOW_S, self._follow_progress)
 
     def on_resize(self, event) -> None:
         self.narrow = event.size.width < NARROW
@@ -166,6 +190,9 @@ class DrillScreen(Screen[None]):
         self.set_class(narrow, "-narrow")
         self.query_one(DrillList).show_short(narrow)
 
+    def watch_coaching(self, coaching: bool) -> None:
+        self.set_class(coaching, "-coaching")
+
     def watch_sidebar_shown(self, shown: bool) -> None:
         self.query_one("#sidebar").display = shown
 
@@ -173,6 +200,28 @@ class DrillScreen(Screen[None]):
         """Once a second while the selected drill runs: its elapsed time in the run panel."""
         if self.selected is not None and self.session.running(self.selected):
             self._show_run(self.selected)
+
+    def _follow_progress(self) -> None:
+        """Show what the progress file says once the command line beside the app wrote it
+        (`tutor hint` revealed a stage, `tutor reset` or `tutor check` replaced the last run),
+        so the app and `tutor list` / `tutor progress` always agree."""
+        store = self.services.store
+        if not store.changed_on_disk():
+            return
+        warning = store.warning
+        try:
+            store.reload()
+        except ProgressError as exc:  # said once: the next look finds the same unreadable file
+            self._say(str(exc), severity="error", timeout=15)
+            return
+        if store.warning and store.warning != warning:
+            self._say(store.warning, severity="warning", timeout=15)
+        self.session.outdated({d: state.last_run for d, state in store.drills.items()})
+        self._refresh_marks()
+        if self.selected is not None:
+            self._show_run(self.selected)
+            self._show_coach(self.selected)
+            self._show_bench(self.selected)
 
     def on_unmount(self) -> None:
         # A run still going would keep the process alive after the app exits: stop it.
@@ -184,16 +233,27 @@ class DrillScreen(Screen[None]):
     def _drill_highlighted(self, event: DrillList.DrillHighlighted) -> None:
         self.selected = event.drill_id
 
+    @on(DrillList.DrillOpened, "#drills")
+    def _drill_opened(self, event: DrillList.DrillOpened) -> None:
+        """Enter (or a click) on a drill: start on it, with the learner's own file."""
+        self.selected = event.drill_id
+        drill = self.services.catalogue.drill(event.drill_id)
+        mine = self._ensure_mine(drill)
+        if mine is None:
+            return
+        self.query_one(TabbedContent).active = "code-tab"
+        self._say(
+            f"Your file is {self._shown(mine)}: write your kernel there, in any editor (e opens "
+            "yours). With watch on, each save runs the tests."
+        )
+
     def watch_selected(self, drill_id: str | None) -> None:
         if drill_id is None:
             return
         drill = self.services.catalogue.drill(drill_id)
         self.services.store.reload()  # `tutor check` or `tutor progress` may have written it
-        mine = self._ensure_mine(drill)
         self.query_one("#lesson", Markdown).update(self._lesson(drill))
-        self.query_one(CodeView).show_file(
-            mine, f"# {drill.file} has no starter yet: this drill is not ready."
-        )
+        self._show_code(drill)
         self._show_bench(drill_id)
         self._show_run(drill_id)
         self._show_coach(drill_id)
@@ -217,17 +277,42 @@ class DrillScreen(Screen[None]):
             self.query_one("#lesson", Markdown).update(self._lesson(drill))
             self.query_one(TabbedContent).active = "lesson-tab"
 
+    def _show_code(self, drill: Drill) -> None:
+        """The learner's file; until it exists, the starter it will be made from."""
+        paths = self.services.catalogue.paths
+        mine = paths.mine(drill.file)
+        missing = f"# {drill.file} has no starter yet: this drill is not ready."
+        if mine.exists():
+            self.query_one(CodeView).show_file(mine, missing)
+        else:
+            note = "the starter (Enter, e or r makes your copy)"
+            self.query_one(CodeView).show_file(paths.starter(drill.file), missing, note=note)
+
+    def _refresh_code(self) -> None:
+        """Read the file on show again; the learner's own once it exists (it may have been
+        made since by an editor, a reset or a run)."""
+        drill = self._selected_drill()
+        view = self.query_one(CodeView)
+        if drill is not None and view.path != self.services.catalogue.paths.mine(drill.file):
+            self._show_code(drill)
+        else:
+            view.reload()
+
     def _ensure_mine(self, drill: Drill) -> Path | None:
-        """The learner's file, copied from the starter on first selection."""
+        """The learner's file, copied from the starter the first time they open, edit or run
+        the drill (never for a drill they only passed over in the list)."""
         path = self.services.catalogue.paths.mine(drill.file)
         existed = path.exists()
         try:
             workspace.ensure_mine(self.services.catalogue, drill)
-        except OSError as exc:
+        except (OSError, workspace.WorkspaceError) as exc:
             self._say(f"Could not create {self._shown(path)}: {exc}", severity="error")
             return None
         if not existed:
             self._note_app_write(path)
+            if drill.id == self.selected:
+                self._show_code(drill)
+                self._show_coach(drill.id)
         return path
 
     def _show_bench(self, drill_id: str) -> None:
@@ -247,6 +332,9 @@ class DrillScreen(Screen[None]):
             elapsed=self.session.elapsed(drill_id),
             limit=self.services.time_limit,
         )
+        failing = shows_a_failure(live, stored)
+        if failing is not None:  # a run streaming with no failure yet keeps the layout
+            self.coaching = failing
         self.query_one(StatusBar).activity = self._activity(drill_id)
 
     def _activity(self, drill_id: str) -> str:
@@ -263,14 +351,18 @@ class DrillScreen(Screen[None]):
         app = self.services
         drill = app.catalogue.drill(drill_id)
         following = marks.next_unfinished(app.catalogue, app.store, after=drill_id)
+        view = self._hint_view(drill_id)
+        running = self.session.running(drill_id)
         text = coach_markdown(
             drill,
             marks.state_of(app.store, drill_id),
-            self._hint_view(drill_id),
+            view,
             following,
-            running=self.session.running(drill_id),
+            running=running,
+            has_file=app.catalogue.paths.mine(drill.file).exists(),
         )
-        self.query_one(HintPanel).show(text)
+        newest = stage_markdown(view.stages[-1]) if view and view.stages and not running else ""
+        self.query_one(HintPanel).show(text, newest)
 
     def _hint_view(self, drill_id: str) -> HintView | None:
         try:
@@ -310,7 +402,7 @@ class DrillScreen(Screen[None]):
     @on(TabbedContent.TabActivated, "#tabs")
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id == "code-tab":
-            self.query_one(CodeView).reload()
+            self._refresh_code()
 
     def on_backend_found(self, message: BackendFound) -> None:
         self.query_one(StatusBar).backend = message.label
@@ -330,8 +422,9 @@ class DrillScreen(Screen[None]):
         return self.services.catalogue.drill(self.selected) if self.selected else None
 
     def action_run(self) -> None:
-        if self.selected:
-            self.start_run(self.selected)
+        drill = self._selected_drill()
+        if drill is not None and self._ensure_mine(drill) is not None:
+            self.start_run(drill.id)
 
     def action_hint(self) -> None:
         drill_id = self.selected
@@ -371,9 +464,10 @@ class DrillScreen(Screen[None]):
         command = editor_command()
         if command is None:
             self._say(
-                f"No editor is set: export EDITOR (or VISUAL), e.g. EDITOR=nano, or "
-                f"open {self._shown(self.services.catalogue.paths.mine(drill.file))} in any "
-                "editor: with watch on, each save runs the tests.",
+                f"No editor found (no $VISUAL or $EDITOR, none of {', '.join(FALLBACK_EDITORS)} "
+                "installed): export EDITOR=<your editor>, or open "
+                f"{self._shown(self.services.catalogue.paths.mine(drill.file))} in any editor: "
+                "with watch on, each save runs the tests.",
                 severity="warning",
                 timeout=12,
             )
@@ -392,7 +486,7 @@ class DrillScreen(Screen[None]):
         except OSError as exc:
             self._say(f"Could not start {command[0]}: {exc.strerror}", severity="error")
         self.query_one(TabbedContent).active = "code-tab"
-        self.query_one(CodeView).reload()
+        self._refresh_code()
 
     def action_toggle_watch(self) -> None:
         self.watching = not self.watching
@@ -411,11 +505,7 @@ class DrillScreen(Screen[None]):
         except YamlFileError:
             unlocked = False
         if not unlocked:
-            self._say(
-                "The solution opens after a pass, or once every hint for a mistake in "
-                "your kernel is out (h).",
-                severity="warning",
-            )
+            self._say("The solution " + solution_rule("h"), severity="warning")
             return
         paths = self.services.catalogue.paths
         self.app.push_screen(SolutionScreen(paths.mine(drill.file), paths.solution(drill.file)))
@@ -454,12 +544,35 @@ class DrillScreen(Screen[None]):
         self._say(f"{drill.id} is back to its starter; {where}.", timeout=15)
         self._refresh_marks()
         if drill.id == self.selected:
-            self.query_one(CodeView).reload()
+            self._refresh_code()
             self._show_run(drill.id)
             self._show_coach(drill.id)
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
+
+    def action_fill(self) -> None:
+        """Fill the screen with the focused panel (Textual's maximize), or put it back."""
+        if self.maximized is not None:
+            self.minimize()
+            return
+        panel = self._focused_panel()
+        if panel is None:
+            self._say(
+                "Press Tab to move to the lesson, the code, the run or the hint first: f fills "
+                "the screen with the panel that has the focus."
+            )
+            return
+        self.maximize(panel, container=False)
+
+    def _focused_panel(self) -> Widget | None:
+        """The tabs, the run panel or the hint panel, when the focus is in one of them."""
+        node = self.focused
+        while isinstance(node, Widget):
+            if isinstance(node, TabbedContent | RunPanel | HintPanel):
+                return node
+            node = node.parent
+        return None
 
     def action_toggle_sidebar(self) -> None:
         self.sidebar_shown = not self.sidebar_shown
@@ -478,9 +591,12 @@ class DrillScreen(Screen[None]):
 
     def action_help(self) -> None:
         keys = [
+            ("Enter", "start on the drill under the cursor: your file is made from its starter")
+        ]
+        keys += [
             (b.key_display or b.key, KEY_HELP.get(b.action, b.description))
             for b in self.BINDINGS
-            if isinstance(b, Binding)
+            if isinstance(b, Binding) and KEY_HELP.get(b.action) != ""
         ]
         self.app.push_screen(HelpScreen(keys))
 
@@ -566,11 +682,12 @@ class DrillScreen(Screen[None]):
             self.services.coach.record_run(result)
         except (OSError, YamlFileError) as exc:
             self._say(f"Could not record the run: {exc}", severity="error")
+        self.session.note_recorded(drill_id, marks.state_of(self.services.store, drill_id).last_run)
         self._refresh_marks()
         if drill_id == self.selected:
             self._show_run(drill_id)
             self._show_coach(drill_id)
-            self.query_one(CodeView).reload()
+            self._refresh_code()
 
     # -- watch: saving a learner file from any editor re-runs its drill ---------------------
 
@@ -622,12 +739,27 @@ class DrillScreen(Screen[None]):
                 severity="warning",
             )
         if drill_id == self.selected:
-            self.query_one(CodeView).reload()
+            self._refresh_code()
         if self.session.is_own_write(path, text) or not self.watching:
             return  # the app's own copy of a starter, or watch went off meanwhile
+        if self._is_starter(catalogue.drill(drill_id), text):
+            # `tutor reset` beside the app, or a learner's own undo: there is nothing to judge,
+            # and a run would count a starter as a failure (! for a drill passed before).
+            self._say(
+                f"{self._shown(path)} is the starter again: nothing to run until you write "
+                "your kernel."
+            )
+            return
         if drill_id != self.selected:
             self.query_one(DrillList).select_drill(drill_id)
         self.start_run(drill_id)
+
+    def _is_starter(self, drill: Drill, text: str) -> bool:
+        try:
+            starter = self.services.catalogue.paths.starter(drill.file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return False
+        return text == starter
 
     def _note_app_write(self, path: Path) -> None:
         try:
@@ -643,6 +775,8 @@ class DrillScreen(Screen[None]):
         if not self.on_gpu:
             panel.show_lines([NEEDS_GPU])
             self._say("bench needs a GPU", severity="warning")
+            return
+        if self._ensure_mine(self.services.catalogue.drill(message.drill_id)) is None:
             return
         busy = self.session.bench_drill
         cancel = self.session.start_bench(

@@ -31,15 +31,17 @@ class HelpScreen(ModalScreen[None]):
         legend.add_column()
         for mark, meaning in marks.LEGEND:
             legend.add_row(mark, meaning)
-        with VerticalScroll(id="help-box", classes="dialog"):
-            yield Static(Text("Keys", style="bold underline"))
+        with VerticalScroll(id="help-box", classes="dialog") as box:
+            # How to close it sits in the frame, so it shows however short the terminal is.
+            box.border_title = "Keys"
+            box.border_subtitle = "Esc or ? closes this"
             yield Static(table)
             yield Static(Text("\nMarks in the drill list", style="bold underline"))
             yield Static(legend)
             yield Static(
                 Text(
                     "\nWith watch on, saving a file in drills/mine/ from any editor "
-                    "runs that drill's tests.\nPress Esc or ? to close.",
+                    "runs that drill's tests.",
                     style="dim",
                 )
             )

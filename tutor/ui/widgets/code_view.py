@@ -35,16 +35,19 @@ class CodeView(TextArea):
             language=_python_language(),
             read_only=True,
             show_line_numbers=True,
-            soft_wrap=False,
+            soft_wrap=True,  # a read-only view: every line whole, at any width
             tab_behavior="focus",
             id=id,
             classes=classes,
         )
         self.path: Path | None = None
+        self.note = ""  # what the file shown is, when it is not the learner's own
 
-    def show_file(self, path: Path | None, missing: str = "") -> None:
-        """Show `path` from its top, or `missing` when there is no such file."""
+    def show_file(self, path: Path | None, missing: str = "", *, note: str = "") -> None:
+        """Show `path` from its top, or `missing` when there is no such file; `note` says in
+        the first line what the file is, when it is not the learner's own."""
         self.path = path
+        self.note = note
         self._load(self._read(missing))
 
     def _load(self, text: str) -> None:
@@ -73,7 +76,7 @@ class CodeView(TextArea):
         except OSError:
             return fallback
         text = data[:SHOW_MAX_BYTES].decode("utf-8", "replace")
-        notes = []
+        notes = [self.note] if self.note else []
         if len(data) > SHOW_MAX_BYTES:
             notes.append(f"only the first {SHOW_MAX_BYTES // 1000} kB of a larger file are shown")
         if text.count("\n") > HIGHLIGHT_MAX_LINES:

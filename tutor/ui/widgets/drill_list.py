@@ -41,6 +41,17 @@ class DrillList(OptionList):
         def control(self) -> DrillList:
             return self.drill_list
 
+    @dataclass
+    class DrillOpened(Message):
+        """The learner chose a drill to work on (Enter, or a click)."""
+
+        drill_list: DrillList
+        drill_id: str
+
+        @property
+        def control(self) -> DrillList:
+            return self.drill_list
+
     def __init__(self, catalogue: Catalogue, *, id: str | None = None) -> None:
         self.catalogue = catalogue
         self.marks: dict[str, str] = {}  # drill -> the mark on show
@@ -112,6 +123,13 @@ class DrillList(OptionList):
         drill_id = event.option.id
         if drill_id and not drill_id.startswith(_TRACK_PREFIX):
             self.post_message(self.DrillHighlighted(self, drill_id))
+
+    @on(OptionList.OptionSelected)
+    def _forward_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        drill_id = event.option.id
+        if drill_id and not drill_id.startswith(_TRACK_PREFIX):
+            self.post_message(self.DrillOpened(self, drill_id))
 
 
 class CourseProgress(Vertical):

@@ -12,6 +12,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownBlock
 
 from tutor import progress as p
 from tutor import results as r
@@ -29,8 +30,10 @@ def coach_markdown(
     next_drill: Drill | None,
     *,
     running: bool = False,
+    has_file: bool = True,
 ) -> str:
-    """The hint panel's text for one drill, as Markdown (hint stages with fenced code)."""
+    """The hint panel's text for one drill, as Markdown (hint stages with fenced code).
+    `has_file`: whether the learner's file exists yet (it is made when they start)."""
     if running:  # the run panel shows the new run: never the old run's hint beside it
         return RUNNING_TEXT
     last_status = (state.last_run or {}).get("status")
@@ -75,10 +78,15 @@ def coach_markdown(
     before = (
         "You passed this drill before; your file is the starter again. " if state.solved else ""
     )
+    where = (
+        f"`drills/mine/{drill.file}` (press **e** to open it)"
+        if has_file
+        else f"`drills/mine/{drill.file}`: **Enter** makes it from the starter, **e** opens it "
+        "in your editor"
+    )
     return (
-        f"**Start here.** {before}Read the lesson, then write your kernel in "
-        f"`drills/mine/{drill.file}` (press **e** to open it). Press **r** to run the tests, "
-        "or just save the file: with watch on, every save runs them."
+        f"**Start here.** {before}Read the lesson, then write your kernel in {where}. Press "
+        "**r** to run the tests, or just save the file: with watch on, every save runs them."
     )
 
 
@@ -93,6 +101,8 @@ def split_title(markdown: str) -> tuple[str, str]:
 class HintPanel(Vertical):
     """The title on top, the stages in a scrolling Markdown under it; fed by `show`."""
 
+    ALLOW_MAXIMIZE = True  # f fills the screen with the title and the stages together
+
     def compose(self) -> ComposeResult:
         yield Static(id="hint-title")
         with VerticalScroll(id="hint-body"):
@@ -101,19 +111,38 @@ class HintPanel(Vertical):
     markdown = ""
     """The text on show, title included."""
 
-    def show(self, markdown: str) -> None:
+    def show(self, markdown: str, newest: str = "") -> None:
+        """Show `markdown`, scrolled to where its `newest` part (the stage just revealed)
+        begins, or to the top. The same text again changes nothing: the learner's place stays."""
+        if markdown == self.markdown:
+            return
         self.markdown = markdown
         title, body = split_title(markdown)
         heading = self.query_one("#hint-title", Static)
         heading.update(Text(title))  # a title is plain words, never markup
         heading.display = bool(title)
-        self._render_text(body)
+        found = body.rfind(newest) if newest else -1
+        self._render_text(body, body[:found].count("\n") if found >= 0 else 0)
 
     @work(exclusive=True, group="hint-text")
-    async def _render_text(self, markdown: str) -> None:
+    async def _render_text(self, markdown: str, first_line: int) -> None:
         try:
-            await self.query_one("#hint-text", Markdown).update(markdown)
-            # The newest stage is at the end, under the title that stays on top.
-            self.query_one("#hint-body", VerticalScroll).scroll_end(animate=False)
+            text = self.query_one("#hint-text", Markdown)
+            await text.update(markdown)
         except NoMatches:  # the app closed while the text was being laid out
-            pass
+            return
+        # A stage is read from its start: a long one (a code block) would otherwise end the
+        # panel with its last lines, its first ones scrolled away.
+        blocks = [b for b in text.children if isinstance(b, MarkdownBlock)]
+        start = next((b for b in blocks if b.source_range[0] >= first_line), None)
+        self.call_after_refresh(self._scroll_to, start if first_line else None)
+
+    def _scroll_to(self, block: MarkdownBlock | None) -> None:
+        try:
+            body = self.query_one("#hint-body", VerticalScroll)
+        except NoMatches:
+            return
+        if block is None:
+            body.scroll_home(animate=False)
+        else:
+            body.scroll_to_widget(block, animate=False, top=True)

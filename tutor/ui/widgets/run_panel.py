@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -12,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from tutor import results as r
+from tutor.report import MAP_CELLS, fit_error_map, interpreter_note
 from tutor.ui.live import NOT_RUN, RUNNING, LiveRun
 
 _OUTCOMES = {
@@ -81,8 +83,59 @@ def summary(
     return heading, "-broken"
 
 
+def shows_a_failure(live: LiveRun | None, last_run: dict[str, Any] | None = None) -> bool | None:
+    """Whether the run on show failed or broke, so the learner needs the run and the hint more
+    than the lesson; None while a run streams with no failure yet (nothing to say either way)."""
+    if live is None:
+        return bool(last_run) and last_run.get("status") != r.PASSED
+    if live.result is None:
+        return True if live.first_failure() is not None else None
+    return live.result.status not in (r.PASSED, r.CANCELLED)
+
+
+class FittedMap:
+    """An error map drawn to the width it is given: its rows never wrap (a 64-cell row in a
+    60-column panel read as two rows, 60 + 4)."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for line in fit_error_map(self.lines, options.max_width):
+            # The rows of cells fit; the heading and the legend are words, and wrap as words.
+            yield Text(line, style="bold", no_wrap=set(line) <= set(MAP_CELLS))
+
+
+class TestTable:
+    """The tests, one row each, laid out for the width it is drawn at: a test's name gets the
+    room it needs (parameter ids whole) as long as the mistake's name keeps MIN_TITLE columns;
+    only a longer name folds."""
+
+    MIN_TITLE = 20  # "The tail block reads" / "past the end": two lines, not five
+
+    def __init__(self, rows: list[tuple[Text, Text, Text]]) -> None:
+        self.rows = rows
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        label = max((len(label) for label, _, _ in self.rows), default=1)
+        name = max((len(name) for _, name, _ in self.rows), default=4)
+        title = max((len(title) for _, _, title in self.rows), default=0)
+        room = options.max_width - label - 2  # a space after each of the first two columns
+        name_width = max(min(name, room - min(title, self.MIN_TITLE)), min(name, room // 2), 1)
+        table = Table(box=None, padding=(0, 1, 0, 0), show_edge=False, header_style="bold dim")
+        # A column's width counts its padding: the space after it.
+        table.add_column("", no_wrap=True, width=label + 1)
+        table.add_column("test", overflow="fold", width=name_width + 1)
+        table.add_column("diagnosis", width=max(room - name_width, 1))
+        for row in self.rows:
+            table.add_row(*row)
+        yield table
+
+
 class RunPanel(VerticalScroll):
     """Renders a LiveRun; `title_of` turns a diagnosis id into the mistake's name."""
+
+    ALLOW_MAXIMIZE = True  # f fills the screen with it (a scrolling container is not, by default)
 
     def __init__(self, title_of: Callable[[str, str], str], *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -111,24 +164,23 @@ class RunPanel(VerticalScroll):
         tests = self.query_one("#tests", Static)
         tests.display = bool(live and live.rows)
         tests.update(self._table(live) if live else "")
-        self.query_one("#run-failure", Static).update(self._failure_text(live))
+        failure = self.query_one("#run-failure", Static)
+        text = self._failure_text(live)
+        failure.display = not (isinstance(text, Text) and not text)  # no blank row for nothing
+        failure.update(text)
 
-    def _table(self, live: LiveRun) -> Table:
+    def _table(self, live: LiveRun) -> TestTable:
         """One row per test: outcome, name, and the name of the mistake it points to."""
-        table = Table(
-            box=None, padding=(0, 1, 0, 0), show_edge=False, expand=True, header_style="bold dim"
-        )
-        table.add_column("", no_wrap=True)
-        table.add_column("test", ratio=3, overflow="fold")
-        table.add_column("diagnosis", ratio=2)
+        rows = []
         for row in live.rows.values():
             label, style = _OUTCOMES.get(row.outcome, (row.outcome, ""))
             title = self.title_of(live.drill, row.diagnosis) if row.diagnosis else ""
-            table.add_row(Text(label, style=style), row.name, Text(title, style="red"))
-        return table
+            # Text, never markup: a parameter id such as [unit-k] would read as a style tag.
+            rows.append((Text(label, style=style), Text(row.name), Text(title, style="red")))
+        return TestTable(rows)
 
     @staticmethod
-    def _failure_text(live: LiveRun | None) -> Text:
+    def _failure_text(live: LiveRun | None) -> RenderableType:
         """The first failing test's message; for a run that broke, why it broke."""
         if live is None or live.result is None or live.result.status in (r.PASSED, r.CANCELLED):
             return Text()
@@ -138,12 +190,15 @@ class RunPanel(VerticalScroll):
             where = f" (your file, line {failure.line})" if failure.line else ""
             # Text, never markup: messages hold brackets (shapes, ['fp32', 'fp64']) as written.
             text = Text.assemble((failure.name, "bold"), where, "\n", failure.message)
+            note = interpreter_note(failure, live.backend)
+            if note:  # beside the values it explains
+                text.append("\n" + note, style="yellow")
             if failure.where:
                 text.append("\nWhere: " + failure.where)
-            if failure.error_map:
-                text.append("\n" + "\n".join(failure.error_map), style="bold")
             if failure.details:
                 text.append("\n" + failure.details, style="dim")
+            if failure.error_map:
+                return Group(text, FittedMap(failure.error_map))
             return text
         text = Text(result.message)
         if live.never_ran:
