@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import shutil
 import threading
+from pathlib import Path
 
 import pytest
 from tui_fakes import Scripted, failing
@@ -35,6 +37,7 @@ from tutor.ui.widgets.run_panel import RunPanel
 from tutor.ui.widgets.status_bar import StatusBar
 
 pytestmark = pytest.mark.anyio
+ROOT = Path(__file__).resolve().parents[2]
 
 TAIL_TITLE = "The tail block reads past the end"
 STAGE_1 = "What happens in the last block"
@@ -540,6 +543,43 @@ async def test_bench_on_a_gpu_streams_and_records_the_report(make_app, recorder,
         assert "New best time for: add n=1048576 float32" in shown
     best = ProgressStore(small_course.progress_file).drill("a1").best_bench
     assert best["add n=1048576 float32"]["us"] == 12.5
+
+
+async def test_the_bench_tab_coaches_and_h_reveals_the_next_perf_stage(
+    make_app, recorder, small_course
+):
+    # The course's perf ladders (hints/common.yaml) in the fixture course.
+    shutil.copyfile(ROOT / "hints" / "common.yaml", small_course.hints_dir / "common.yaml")
+    spills = {
+        "id": "spills",
+        "text": "_add_kernel spills: each thread keeps 208 bytes in local memory",
+        "numbers": {"kernel": "_add_kernel", "spill_bytes": 208, "n_regs": 255, "num_warps": 1},
+    }
+
+    def fake_bench(catalogue, drill_id, impl, *, runner, force_cpu, on_progress, cancel):
+        report = BenchReport(drill=drill_id, impl=impl, status=TIMED, device="NVIDIA H200")
+        row = BenchRow(label="add n=1048576 float32", function="add", shape={"n": 1048576})
+        row.impl_us, row.graph_us, row.perf, row.perf_verdict = 50.0, 48.0, [spills], "spills"
+        row.perf_ratio, row.yardstick = 1.65, "the reference"
+        report.rows = [row]
+        return report
+
+    app = make_app(force_cpu=False, gpu_probe=lambda: "NVIDIA H200", bench=fake_bench)
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        screen = drill_screen(app)
+        await wait_until(pilot, lambda: screen.on_gpu, "the GPU probe")
+        await pilot.press("b")
+        await wait_until(pilot, lambda: recorder.of(BenchFinished), "the bench")
+        await settle(pilot)
+        shown = str(screen.query_one(BenchPanel).render())
+        assert "add n=1048576: spills (1.65x the time of the reference)" in shown
+        assert "Perf hint — Registers spill to local memory" in shown
+        assert "spills 208 bytes per thread" in shown and "  2. " not in shown
+        await pilot.press("h")
+        await settle(pilot)
+        shown = str(screen.query_one(BenchPanel).render())
+        assert "  2. " in shown
+    assert ProgressStore(small_course.progress_file).drill("a1").perf_hints == {"spills": 2}
 
 
 async def test_help_lists_every_key_and_the_marks(make_app):

@@ -30,8 +30,9 @@ from tutor.catalogue import Drill
 from tutor.coach import HintView
 from tutor.events import SessionStarted, TestFinished
 from tutor.hints import stage_markdown
+from tutor.perf_coach import PerfCoach
 from tutor.progress import PASSED, ProgressError
-from tutor.report import solution_rule
+from tutor.report import format_perf_hint, solution_rule
 from tutor.ui import marks
 from tutor.ui.environment import (
     CPU_BACKEND,
@@ -76,7 +77,7 @@ KEY_HELP = {
     "toggle_sidebar": "show or hide the drill list (narrow terminals)",
     "toggle_answers": "show or fold the lesson's self-check answers",
     "run": "run the selected drill's tests",
-    "hint": "reveal the next hint for the current mistake",
+    "hint": "reveal the next hint for the current mistake (on the Bench tab: the perf hint)",
     "edit": "open your file in $VISUAL or $EDITOR (else editor, nano or vi)",
     "toggle_watch": "turn watch on or off (on: saving a file runs its drill)",
     "solution": "the solution beside your file (after a pass or the last hint)",
@@ -316,12 +317,31 @@ class DrillScreen(Screen[None]):
         return path
 
     def _show_bench(self, drill_id: str) -> None:
+        report = self.session.bench_lines.get(drill_id)
         self.query_one(BenchPanel).show_drill(
             self.services.catalogue.drill(drill_id),
             marks.state_of(self.services.store, drill_id),
             self.on_gpu,
-            self.session.bench_lines.get(drill_id),
+            None if report is None else report + self._perf_hint_lines(drill_id),
+            self._perf_hint_lines(drill_id),
         )
+
+    def _perf_coach(self) -> PerfCoach:
+        return PerfCoach(self.services.catalogue, self.services.store)
+
+    def _perf_hint_lines(self, drill_id: str) -> list[str]:
+        """The perf coach's revealed stages for the drill's last bench (kept in progress)."""
+        try:
+            view = self._perf_coach().current(drill_id)
+        except YamlFileError:
+            return []
+        if view is None:
+            return []
+        text = format_perf_hint(view, drill_id).replace(
+            f"`tutor hint {drill_id} --perf` reveals the next one.",
+            "Press h for the next stage (or `tutor hint " + drill_id + " --perf`).",
+        )
+        return ["", *text.splitlines()]
 
     def _show_run(self, drill_id: str) -> None:
         live = self.session.shown_run(drill_id)
@@ -430,6 +450,8 @@ class DrillScreen(Screen[None]):
         drill_id = self.selected
         if drill_id is None:
             return
+        if self.query_one(TabbedContent).active == "bench-tab" and self._perf_hint(drill_id):
+            return
         before = self._hint_view(drill_id)
         if before is None:
             passed = marks.state_of(self.services.store, drill_id).status == PASSED
@@ -455,6 +477,22 @@ class DrillScreen(Screen[None]):
             self._say(f"Could not reveal the hint: {exc}", severity="error")
         self._show_coach(drill_id)
         self._refresh_marks()
+
+    def _perf_hint(self, drill_id: str) -> bool:
+        """On the Bench tab, `h` reveals the perf coach's next stage; False when there is no
+        perf hint (the correctness hint is then the one `h` is about)."""
+        try:
+            view = self._perf_coach().current(drill_id)
+            if view is None:
+                return False
+            if view.exhausted:
+                self._say("That is every stage of the perf hint: change the kernel, then b.")
+            else:
+                self._perf_coach().reveal_next(drill_id)
+        except (OSError, YamlFileError) as exc:
+            self._say(f"Could not reveal the perf hint: {exc}", severity="error")
+        self._show_bench(drill_id)
+        return True
 
     def action_edit(self) -> None:
         drill = self._selected_drill()
@@ -827,6 +865,10 @@ class DrillScreen(Screen[None]):
                 self._say(f"Could not save the best times: {exc}", severity="error")
             if improved:
                 lines += ["", "New best time for: " + ", ".join(improved)]
+            try:
+                self._perf_coach().record_bench(message.report)
+            except (OSError, YamlFileError) as exc:
+                self._say(f"Could not save the perf hint: {exc}", severity="error")
         self.session.finish_bench(message.drill_id, lines)
         if message.drill_id == self.selected:
-            self.query_one(BenchPanel).show_lines(lines)
+            self._show_bench(message.drill_id)

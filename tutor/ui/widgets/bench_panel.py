@@ -26,15 +26,21 @@ class BenchPanel(Static):
     """Plain text, replaced as a whole by each `show_*` call."""
 
     def show_drill(
-        self, drill: Drill, state: DrillProgress, on_gpu: bool, report: list[str] | None = None
+        self,
+        drill: Drill,
+        state: DrillProgress,
+        on_gpu: bool,
+        report: list[str] | None = None,
+        perf_hint: list[str] | None = None,
     ) -> None:
-        """The drill's bench shapes and best times, or its last report this session."""
+        """The drill's bench shapes, best times and the perf hint of its last bench, or its
+        last report this session (which carries the perf hint already)."""
         if report is not None:
             self.show_lines(report)
             return
         cases = [f"  {case.label}" for case in drill.bench] or ["  (no bench shapes)"]
         intro = "Press b to time your kernel at these shapes:" if on_gpu else NEEDS_GPU
-        self.show_lines([intro, "", *cases, *_best_lines(state)])
+        self.show_lines([intro, "", *cases, *_best_lines(state), *(perf_hint or [])])
 
     def show_lines(self, lines: list[str]) -> None:
         self.update(Text("\n".join(lines)))  # Text: brackets in labels are not markup
