@@ -221,11 +221,18 @@ def test_format_report_is_a_table_within_100_columns():
         "36.0",
         "131.7",
         "—",
-        "—",
     ]
+    assert "compile µs" not in text  # a column that holds nothing is left out
     fused = next(line for line in lines if line.startswith("fused_add_rmsnorm"))
     assert fused.split()[-1] == "2.10"
     assert "torch.compile: BackendCompilerFailed" in text
+
+
+def test_a_narrow_report_leaves_out_the_least_needed_columns():
+    text = bench.format_report(_report(_row()), width=50)
+    assert max(len(line) for line in text.splitlines()) <= 50
+    head = next(line for line in text.splitlines() if line.startswith("case"))
+    assert head.split()[2:] == ["yours", "µs", "%copy", "ref", "µs"]  # GB/s and eager went
 
 
 def test_format_report_explains_why_nothing_was_timed():

@@ -8,36 +8,18 @@ tutor as `tutor bench` reads it.
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
-
 from cli_helpers import tutor
+from recorded import entry, recorded_report
 
 from tutor import bench
-from tutor.bench.coach import coach_rows
-from tutor.bench.recipe import load_recipes
 from tutor.catalogue import load_catalogue
 from tutor.perf_coach import PerfCoach, fill_numbers
 from tutor.progress import ProgressStore
 
-ROOT = Path(__file__).resolve().parents[1]
-RECORDED = json.loads((ROOT / "tests" / "data" / "perf-facts-h200-2026-12-01.json").read_text())
-
 
 def _report(catalogue, drill: str, file: str) -> bench.BenchReport:
     """The BenchReport `tutor bench` would have made of a recorded bench."""
-    entry = next(e for e in RECORDED["benches"] if e["drill"] == drill and e["file"] == file)
-    data = copy.deepcopy(entry["report"])
-    recipes = load_recipes(catalogue.paths.bench_recipe(drill))
-    coach_rows(data, {name: recipe.levers for name, recipe in recipes.items()})
-    rows = []
-    for row in data["rows"]:
-        us, graph = row.pop("us"), row.pop("graph_us")
-        rows.append({**row, "us": us, "graph_us": graph, "dtype": row["label"].split()[-1]})
-    report = bench.BenchReport(drill=drill, impl=file, status=bench.TIMED, impl_name="mine")
-    bench._merge(report, {**data, "rows": rows, "status": bench.TIMED})
-    return report
+    return recorded_report(entry(drill, file), catalogue.paths.bench_recipe(drill))
 
 
 def test_the_bench_text_shows_the_verdict_and_the_facts_side_by_side(catalogue):

@@ -11,10 +11,9 @@ evidence a diagnosis rests on must take the diagnosis away.
 from __future__ import annotations
 
 import copy
-import json
-from pathlib import Path
 
 import pytest
+from recorded import RECORDED, ROOT
 
 from tutor.bench import rules
 from tutor.bench.coach import coach_rows
@@ -23,8 +22,6 @@ from tutor.bench.recipe import load_recipes
 from tutor.catalogue import load_catalogue
 from tutor.paths import CoursePaths
 
-ROOT = Path(__file__).resolve().parents[1]
-RECORDED = json.loads((ROOT / "tests" / "data" / "perf-facts-h200-2026-12-01.json").read_text())
 BENCHES = RECORDED["benches"]
 H200 = BENCHES[0]["report"]["limits"]
 CATALOGUE = load_catalogue(CoursePaths(ROOT))

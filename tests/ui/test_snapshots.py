@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
+from recorded import ROOT, entry, recorded_report
 from tui_fakes import Scripted, failing
 from tui_helpers import SIZE, drill_screen, settle, wait_until
 from tui_snapshot import assert_snapshot, region_text, screen_text
 
 from tutor import results as r
-from tutor.ui.messages import RunFinished
+from tutor.ui.messages import BenchFinished, RunFinished
 
 pytestmark = pytest.mark.anyio
 
@@ -123,3 +126,25 @@ async def test_snapshot_every_hint_out_at_two_sizes(
         assert_snapshot(app, name, small_course.root)
         footer_line = screen_text(app).splitlines()[-1]
         assert "? Help" in footer_line and "q Quit" in footer_line
+
+
+async def test_snapshot_bench_coach_80x24(make_app, recorder, small_course):
+    # A bench recorded on the H200: t2's kernel with one warp per 8192-column row, which spills.
+    shutil.copyfile(ROOT / "hints" / "common.yaml", small_course.hints_dir / "common.yaml")
+    report = recorded_report(
+        entry("t2", "perf-spills__one_warp.patch"), ROOT / "drills" / "bench" / "t2.py"
+    )
+
+    def recorded_bench(catalogue, drill_id, impl, **kwargs):
+        report.drill = drill_id
+        return report
+
+    app = make_app(force_cpu=False, gpu_probe=lambda: "NVIDIA H200", bench=recorded_bench)
+    async with app.run_test(size=(80, 24), message_hook=recorder) as pilot:
+        screen = drill_screen(app)
+        await wait_until(pilot, lambda: screen.on_gpu, "the GPU probe")
+        await pilot.press("b")
+        await wait_until(pilot, lambda: recorder.of(BenchFinished), "the bench")
+        await pilot.press("tab", "f")  # from the list to the tabs, then fill the screen
+        await settle(pilot)
+        assert_snapshot(app, "bench_coach_80x24", small_course.root)

@@ -291,7 +291,7 @@ def _run_child(
         returncode, ended, output = _run_group(cmd, root, env, timeout, on_progress, cancel, warm)
         data = _read(out)
     if data:
-        _merge(report, data)
+        merge(report, data)
     if data.get("status") == NO_GPU:
         report.status = NO_GPU
         report.message = CPU_EXPLANATION.format(drill=drill_id) + f" ({data.get('message')}.)"
@@ -358,8 +358,9 @@ def _read(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _merge(report: BenchReport, data: dict[str, Any]) -> None:
-    """Fill `report` from the child's JSON (tutor.bench.child's layout)."""
+def merge(report: BenchReport, data: dict[str, Any]) -> None:
+    """Fill `report` from the bench process's JSON (tutor.bench.child's layout): what it
+    measured, and the perf coach's verdicts (tests rebuild reports from recorded JSON too)."""
     for key in (
         "device",
         "torch",
@@ -446,12 +447,17 @@ _COLUMNS = (
 )
 
 
-def format_report(report: BenchReport) -> str:
-    """What `tutor bench` prints: a table that fits 100 columns, then notes and a legend."""
+# Columns dropped, in this order, when the table is wider than the text may be.
+_DROPPED_FIRST = ("GB/s", "eager µs", "compile µs", "ref µs")
+
+
+def format_report(report: BenchReport, width: int = 100) -> str:
+    """What `tutor bench` prints: a table within `width` columns (columns that hold nothing
+    are left out, then the least needed), the coach, notes and a legend."""
     where = _short_path(report.impl)
     lines = [f"{report.drill}: {where}" + (f" on {report.device}" if report.device else "")]
     if report.status in (TESTS_FAIL, NO_GPU, NO_CASES) or not report.rows:
-        lines += textwrap.wrap(report.message or f"not timed ({report.status})", 100)
+        lines += textwrap.wrap(report.message or f"not timed ({report.status})", width)
         if report.output:
             lines += ["", "bench output (last lines):"]
             lines += [f"  {line}" for line in report.output.strip().splitlines()[-15:]]
@@ -467,38 +473,18 @@ def format_report(report: BenchReport) -> str:
     if report.matmul_tflops and any(row.flops for row in report.rows):
         anchors.append(f"bf16 matmul {report.matmul_tflops:.0f} TFLOP/s")
     if anchors:
-        lines.append(" · ".join(anchors))
-    dtypes = {row.dtype for row in report.rows}
-    same_dtype = len(dtypes) == 1
-    labels = [
-        row.short_label if same_dtype else f"{row.short_label} {row.dtype}" for row in report.rows
-    ]
-    width = max(24, min(36, max(len(label) for label in labels) + 1))
-    head = f"{('case (' + next(iter(dtypes)) + ')') if same_dtype else 'case':<{width}}"
-    lines += ["", head + "".join(f"{name:>{w}}" for name, w in _COLUMNS)]
-    for label, row in zip(labels, report.rows, strict=True):
-        cells = (
-            _us(row.impl_us),
-            _num(row.gbps),
-            _pct(row.pct_copy),
-            _us(row.reference_us),
-            _us(row.eager_us),
-            _us(row.compile_us),
-            _us(row.graph_us),
-        )
-        widths = [w for _, w in _COLUMNS]
-        lines.append(
-            f"{label[: width - 1]:<{width}}"
-            + "".join(f"{cell:>{w}}" for cell, w in zip(cells, widths, strict=True))
-        )
+        lines += textwrap.wrap(" · ".join(anchors), width)
+    lines += ["", *_table(report, width)]
     coached = [row for row in report.rows if row.perf_verdict]
     if coached:
-        lines += ["", "Perf coach (your kernel against the reference; GPU time in a CUDA graph):"]
+        lines += [""] + textwrap.wrap(
+            "Perf coach (your kernel against the reference; GPU time in a CUDA graph):", width
+        )
         for row in coached:
             lines += [""] + [
                 wrapped
                 for line in coach_lines(row)
-                for wrapped in textwrap.wrap(line, 100, subsequent_indent="    ")
+                for wrapped in textwrap.wrap(line, width, subsequent_indent="    ")
             ]
             lines += facts_table(row, report.limits)
     notes = list(report.notes)
@@ -510,8 +496,45 @@ def format_report(report: BenchReport) -> str:
     if notes:
         lines.append("")
     for note in notes:
-        lines += textwrap.wrap(note, 100, initial_indent="! ", subsequent_indent="  ")
-    return "\n".join(lines + ["", *LEGEND])
+        lines += textwrap.wrap(note, width, initial_indent="! ", subsequent_indent="  ")
+    legend = [wrapped for text in LEGEND for wrapped in textwrap.wrap(text, width)]
+    return "\n".join(lines + ["", *legend])
+
+
+def _table(report: BenchReport, width: int) -> list[str]:
+    dtypes = {row.dtype for row in report.rows}
+    same_dtype = len(dtypes) == 1
+    labels = [
+        row.short_label if same_dtype else f"{row.short_label} {row.dtype}" for row in report.rows
+    ]
+    label_width = max(24, min(36, max(len(label) for label in labels) + 1))
+    head = f"{('case (' + next(iter(dtypes)) + ')') if same_dtype else 'case':<{label_width}}"
+    cells = [
+        (
+            _us(row.impl_us),
+            _num(row.gbps),
+            _pct(row.pct_copy),
+            _us(row.reference_us),
+            _us(row.eager_us),
+            _us(row.compile_us),
+            _us(row.graph_us),
+        )
+        for row in report.rows
+    ]
+    shown = [n for n, (name, _) in enumerate(_COLUMNS) if any(row[n] != "—" for row in cells)] or [
+        0
+    ]
+    for name in _DROPPED_FIRST:
+        if label_width + sum(_COLUMNS[n][1] for n in shown) <= width:
+            break
+        shown = [n for n in shown if _COLUMNS[n][0] != name]
+    lines = [head + "".join(f"{_COLUMNS[n][0]:>{_COLUMNS[n][1]}}" for n in shown)]
+    for label, row in zip(labels, cells, strict=True):
+        lines.append(
+            f"{label[: label_width - 1]:<{label_width}}"
+            + "".join(f"{row[n]:>{_COLUMNS[n][1]}}" for n in shown)
+        )
+    return lines
 
 
 def _shown(name: str) -> str:

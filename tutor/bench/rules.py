@@ -195,8 +195,8 @@ def spills(case: Case) -> Finding | None:
     return Finding(
         "spills",
         f"{numbers['kernel']} spills: each thread keeps {numbers['spill_bytes']} bytes in local "
-        f"memory (slow DRAM behind the L1) because {numbers['n_regs']} registers at "
-        f"{numbers['num_warps']} warps could not hold its values.",
+        f"memory (slow DRAM behind the L1): {numbers['n_regs']} registers a thread, at "
+        f"{_count(numbers['num_warps'], 'warp')}, could not hold its values.",
         numbers,
     )
 
@@ -291,7 +291,7 @@ def too_few_programs(case: Case) -> Finding | None:
     if tail and not base_tail and fit.programs_per_sm * fit.sms * fit.full_waves != fit.programs:
         return Finding(
             "too-few-programs",
-            f"{numbers['kernel']}'s {fit.programs} programs fill {fit.full_waves} wave(s) of "
+            f"{numbers['kernel']}'s {fit.programs} programs fill {_count(fit.full_waves, 'wave')} of "
             f"{fit.sms * fit.programs_per_sm} and then a last wave only "
             f"{numbers['last_wave_pct']}% full: that wave takes as long as a full one.",
             numbers,
@@ -323,15 +323,15 @@ def low_occupancy(case: Case) -> Finding | None:
         "occupancy_pct": round(100 * warps / fit.max_warps_per_sm),
     }
     why = (
-        f"the grid gives each SM about {fit.programs / fit.sms:.1f} program(s)"
+        f"the grid gives each SM {fit.programs / fit.sms:.1f} programs"
         if by_grid
-        else f"only {fit.programs_per_sm} program(s) fit, limited by {fit.limiter}"
+        else f"only {_count(fit.programs_per_sm, 'program')} fit, limited by {fit.limiter}"
     )
     return Finding(
         "low-occupancy",
         f"{numbers['kernel']} keeps {warps} warps on an SM where {case.baseline.name} keeps "
-        f"{base_fit.resident_warps} (of {fit.max_warps_per_sm}): {why}, at "
-        f"{numbers['num_warps']} warps each, too few to keep enough loads in flight.",
+        f"{base_fit.resident_warps} (of {fit.max_warps_per_sm}): {why}, of "
+        f"{_count(numbers['num_warps'], 'warp')} each, too few to keep enough loads in flight.",
         numbers,
     )
 
@@ -456,6 +456,11 @@ def _take(names: list[str], name: str) -> bool:
         names.remove(name)
         return True
     return False
+
+
+def _count(n: int | None, noun: str) -> str:
+    """`1 warp`, `8 warps`."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _kernel_name(name: str) -> str:

@@ -857,7 +857,9 @@ class DrillScreen(Screen[None]):
         if message.report is None:
             lines = [f"bench failed: {message.error}"]
         else:
-            lines = bench_report.format_report(message.report).splitlines()
+            panel = self.query_one(BenchPanel)
+            width = panel.size.width - 2 if panel.size.width > 40 else self.app.size.width - 16
+            lines = bench_report.format_report(message.report, width=max(60, width)).splitlines()
             try:
                 improved = bench_report.record_best(self.services.store, message.report)
             except OSError as exc:

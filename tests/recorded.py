@@ -1,0 +1,35 @@
+"""Benches recorded on an H200 (tests/data/perf-facts-h200-2026-12-01.json), for the tests of
+the perf coach on machines without a GPU: each entry is the bench process's JSON for one file
+(a solution or a slow kernel in drills/mutants/*/perf-*) at its case."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+from tutor import bench
+from tutor.bench.coach import coach_rows
+from tutor.bench.recipe import load_recipes
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDED = json.loads((ROOT / "tests" / "data" / "perf-facts-h200-2026-12-01.json").read_text())
+
+
+def entry(drill: str, file: str) -> dict:
+    return next(e for e in RECORDED["benches"] if e["drill"] == drill and e["file"] == file)
+
+
+def recorded_report(entry: dict, recipe: Path) -> bench.BenchReport:
+    """A recorded bench process's JSON, judged as the bench process judges it, then read as
+    `tutor bench` reads it."""
+    data = copy.deepcopy(entry["report"])
+    levers = {name: r.levers for name, r in load_recipes(recipe).items()}
+    coach_rows(data, levers)
+    for row in data["rows"]:
+        row["dtype"] = row["label"].split()[-1]
+    report = bench.BenchReport(
+        drill=entry["drill"], impl=entry["file"], status=bench.TIMED, impl_name="mine"
+    )
+    bench.merge(report, {**data, "status": bench.TIMED})
+    return report
