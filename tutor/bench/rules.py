@@ -291,8 +291,9 @@ def too_few_programs(case: Case) -> Finding | None:
     if tail and not base_tail and fit.programs_per_sm * fit.sms * fit.full_waves != fit.programs:
         return Finding(
             "too-few-programs",
-            f"{numbers['kernel']}'s {fit.programs} programs fill {_count(fit.full_waves, 'wave')} of "
-            f"{fit.sms * fit.programs_per_sm} and then a last wave only "
+            f"{numbers['kernel']}'s {fit.programs} programs fill "
+            f"{_count(fit.full_waves, 'wave')} of {fit.sms * fit.programs_per_sm} and then a "
+            "last wave only "
             f"{numbers['last_wave_pct']}% full: that wave takes as long as a full one.",
             numbers,
         )
