@@ -322,6 +322,11 @@ TODO: the wrapper: shapes, allocation, the grid.
 
 TODO: what limits the kernel and what a faster one does.
 
+## Reading the coach
+
+TODO: what `tutor bench` says of this drill's slow kernels (drills/mutants/<id>/perf-*),
+with the numbers a GPU measured for them.
+
 ## Check yourself
 
 1. TODO: a question.
