@@ -64,7 +64,7 @@ def test_the_audit_sees_what_would_start_cuda():
             torch.cuda._lazy_init()  # the call behind every device query and GPU tensor
         except (AssertionError, RuntimeError):
             pass  # no CUDA in this build: the attempt is what counts
-    assert calls == ["_lazy_init"]
+    assert calls[:1] == ["_lazy_init"]  # on a GPU it goes on to count the devices
     assert torch.cuda._lazy_init is original  # put back as it was
 
 

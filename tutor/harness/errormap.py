@@ -243,8 +243,9 @@ def _picture(rows, cols, shape, wrong2, nan2, unwritten2) -> tuple[str, ...]:
     what = "indices" if len(shape) <= 1 else f"rows 0-{rows - 1} x columns"
     span = f"0-{cols - 1}" if len(shape) <= 1 else f"0-{cols - 1}"
     cell = (
-        f"a cell is {per_col} values"
+        f"a cell is {per_col} value{'s' if per_col != '1' else ''}"
         if rows == 1
-        else f"a cell is {per_row} row{'s' if per_row != '1' else ''} x {per_col} columns"
+        else f"a cell is {per_row} row{'s' if per_row != '1' else ''} x {per_col} "
+        f"column{'s' if per_col != '1' else ''}"
     )
     return (f"{what} {span}, {cell}", *lines, LEGEND)
