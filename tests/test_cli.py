@@ -157,8 +157,8 @@ def test_a_code_only_hint_stage_prints_as_it_pastes(course):
     start = lines.index("  3.")  # the number alone: the code starts under it, not beside it
     block = []
     for line in lines[start + 1 :]:
-        if line and not line.startswith(" " * 5):
-            break
+        if (line and not line.startswith(" " * 5)) or (not line and block):
+            break  # the code ends at the stage's end, or at the blank line before its note
         block.append(line)
     code = textwrap.dedent("\n".join(block)).strip("\n")
     assert code.startswith("xc = tl.where(mask, x - mean, 0.0)")

@@ -65,6 +65,8 @@ from tutor.ui.widgets.run_panel import RunPanel, shows_a_failure, summary
 from tutor.ui.widgets.status_bar import StatusBar
 from tutor.yamlfile import YamlFileError
 
+BENCH_MARGIN = 20  # columns the list and the frames take beside the Bench tab's text
+
 # What each key does, in the words of the help screen (the footer shows the short names).
 KEY_HELP = {
     "tab('lesson-tab')": "the Lesson tab (scroll it with ↑ ↓ PgUp PgDn Home End)",
@@ -77,7 +79,7 @@ KEY_HELP = {
     "toggle_sidebar": "show or hide the drill list (narrow terminals)",
     "toggle_answers": "show or fold the lesson's self-check answers",
     "run": "run the selected drill's tests",
-    "hint": "reveal the next hint for the current mistake (on the Bench tab: the perf hint)",
+    "hint": "reveal the next hint stage (on the Bench tab: the perf coach's)",
     "edit": "open your file in $VISUAL or $EDITOR (else editor, nano or vi)",
     "toggle_watch": "turn watch on or off (on: saving a file runs its drill)",
     "solution": "the solution beside your file (after a pass or the last hint)",
@@ -857,9 +859,9 @@ class DrillScreen(Screen[None]):
         if message.report is None:
             lines = [f"bench failed: {message.error}"]
         else:
-            panel = self.query_one(BenchPanel)
-            width = panel.size.width - 2 if panel.size.width > 40 else self.app.size.width - 16
-            lines = bench_report.format_report(message.report, width=max(60, width)).splitlines()
+            # From the screen's width, not the panel's, which depends on whether it was drawn yet.
+            width = min(100, max(60, self.app.size.width - BENCH_MARGIN))
+            lines = bench_report.format_report(message.report, width=width).splitlines()
             try:
                 improved = bench_report.record_best(self.services.store, message.report)
             except OSError as exc:
