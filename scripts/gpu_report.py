@@ -5,14 +5,17 @@
         [--drills t3,f3] [--skip-cpu] [--skip-gpu] [--skip-bench] [--no-compile]
         [--budget 480] [--gpu-workers 4] [--cpu-workers 8]
 
-1. Benches: every drill's bench cases for the reference solutions (tutor.bench, one child
-   process per drill, alone on the machine so that nothing else competes for the CPU that
-   launches the kernels), with torch eager, torch.compile and, for decode shapes, CUDA graphs.
-2. Verdicts: every drill's tests against its solution and against every file in
+1. Verdicts: every drill's tests against its solution and against every file in
    drills/mutants/<drill>/, on the GPU and on the CPU interpreter side by side. A mutant's name,
    `<diagnosis>__<variant>.py`, says which diagnosis must come first; `correct__*.py` must pass.
    The CPU runs go through a pool of workers while the GPU runs go through a smaller one:
    correctness runs time nothing, so sharing the card between a few of them is harmless.
+   Meanwhile every bench case's torch.compile is compiled once, in parallel, to fill the
+   on-disk compile caches (nothing is timed while the verdicts run).
+2. Benches: every drill's bench cases for the reference solutions (tutor.bench, one child
+   process per drill, alone on the machine so that nothing else competes for the CPU that
+   launches the kernels), with torch eager, torch.compile (a fresh process per shape, which
+   now finds its kernels compiled) and, for decode shapes, CUDA graphs.
 3. The perf coach (tutor dev check --gpu's half that needs a GPU, tutor.perfcheck): every slow
    but correct kernel (drills/mutants/<drill>/perf-*) benched at its case must get its perf
    diagnosis first, and every solution none; the rows go under `coach` in the JSON.
@@ -56,9 +59,13 @@ DOCS = ROOT / "docs"
 GPU_TEST_TIMEOUT_S = 90.0  # a first JIT compile of each kernel variant, then a killed hang
 CPU_TEST_TIMEOUT_S = 150.0  # the interpreter, with other runs sharing the cores
 BENCH_TIMEOUT_S = 300.0  # one drill's benches, torch.compile of every shape included
-BENCH_SHARE = 0.55  # the benches may use this share of the budget; the verdicts get the rest
+BENCH_SHARE = (
+    0.7  # of the time left after the verdicts, the benches' share; the coach's is the rest
+)
+WARM_WORKERS = 6  # torch.compile processes at once while the verdicts run
 LARGE_TARGET_PCT = 85.0
 DECODE_TARGET_US = 1.0
+COMPILE_SLACK = 0.03  # a reference may be this much slower than torch.compile (issue 27)
 
 
 def log(message: str) -> None:
@@ -194,8 +201,24 @@ def main(argv: list[str] | None = None) -> int:
             "torch sees no GPU here: the GPU verdicts ran on the CPU interpreter "
             "and nothing was timed"
         )
-    if not args.skip_bench and has_gpu:
-        bench_deadline = state.started + BENCH_SHARE * args.budget
+    benching = not args.skip_bench and has_gpu
+    warming = None
+    if benching and not args.no_compile:
+        # torch.compile's caches are on disk: fill them in parallel while the verdicts (which
+        # time nothing) use the card, so each timed fresh compile process later starts warm.
+        warming = threading.Thread(
+            target=_step,
+            args=(state, "warm compiles", lambda: warm_compiles(state, catalogue, drill_ids, args)),
+            daemon=True,
+        )
+        warming.start()
+    _step(state, "verdicts", lambda: run_verdicts(state, catalogue, deadline, args))
+    write_report(state, args.out)
+    if warming is not None:
+        warming.join(max(0.0, deadline - time.monotonic()))
+    if benching:
+        # The benches, then the coach, each alone on the card: nothing else runs while they time.
+        bench_deadline = time.monotonic() + BENCH_SHARE * max(0.0, deadline - time.monotonic())
         for number, drill_id in enumerate(drill_ids):
             # A share of the time left in proportion to the work left (a process start counts
             # as one case), so the last drill is not the one cut short when compiles are slow.
@@ -207,7 +230,6 @@ def main(argv: list[str] | None = None) -> int:
                 lambda d=drill_id, f=share: run_bench(state, catalogue, d, bench_deadline, f, args),
             )
             write_report(state, args.out)
-    _step(state, "verdicts", lambda: run_verdicts(state, catalogue, deadline, args))
     if not args.skip_coach and has_gpu:
         _step(state, "coach", lambda: run_coach(state, catalogue, drill_ids, deadline, args))
     log(f"done in {state.elapsed:.0f} s")
@@ -304,6 +326,33 @@ def run_bench(
     )
     if drill_id in args.check_columns.split(",") and report.timed:
         check_columns(state, catalogue, drill_id, report, deadline, args)
+
+
+def warm_compiles(
+    state: State, catalogue: Catalogue, drill_ids: list[str], args: argparse.Namespace
+) -> None:
+    """Compile every bench case's torch.compile once (no timing), WARM_WORKERS at a time."""
+    from tutor.bench.child import isolated
+
+    drills = [
+        d for d in drill_ids if not args.compile_drills or d in args.compile_drills.split(",")
+    ]
+    jobs = [
+        (drill_id, case, catalogue.paths.bench_recipe(drill_id))
+        for drill_id in drills
+        for case in catalogue.drill(drill_id).bench
+    ]
+    started = time.monotonic()
+
+    def warm(job) -> None:
+        drill_id, case, recipe = job
+        found = isolated(case, recipe, "compile", graph=False, warm_only=True)
+        took = found.get("compile_s")
+        log(f"warm compile {drill_id} {case.label}: {took} s {found.get('error', '')}".rstrip())
+
+    with ThreadPoolExecutor(max_workers=WARM_WORKERS) as pool:
+        list(pool.map(warm, jobs))
+    log(f"warm compiles: {len(jobs)} cases in {time.monotonic() - started:.0f} s")
 
 
 def check_columns(
@@ -509,11 +558,13 @@ def anchors(state: State) -> dict[str, Any]:
 
 
 def targets(state: State) -> list[dict[str, Any]]:
-    """Each large memory-bound shape at its recipe's share of copy bandwidth (85% unless it says),
-    each compute-bound shape at its share of torch eager's speed; none slower than torch.compile;
-    decode shapes within 1 µs of an empty launch. GPU time from CUDA-graph replay where it was
-    measured (do_bench also counts the host's launch cost). `met` is None where a number is
-    missing."""
+    """The targets of issue 27, case by case; `met` is None where a number is missing.
+
+    Each large memory-bound shape at its recipe's share of copy bandwidth (85% unless it says),
+    each compute-bound shape at its share of torch eager's speed (cuBLAS, SDPA); none more than
+    3% slower than torch.compile; decode shapes within 1 µs of an empty launch. GPU time from
+    CUDA-graph replay where it was measured (do_bench also counts the host's launch cost).
+    """
     anchor = anchors(state)
     launch, launch_graph = anchor.get("launch_us"), anchor.get("launch_graph_us")
     found = []
@@ -550,9 +601,9 @@ def targets(state: State) -> list[dict[str, Any]]:
             ratio = f" ({us / compiled:.2f}×)" if us and compiled else ""
             add(
                 case,
-                f"not slower than torch.compile ({timer})",
+                f"as fast as torch.compile, within {COMPILE_SLACK:.0%} ({timer})",
                 f"{_fmt(us, ' µs', 2)} vs {_fmt(compiled, ' µs', 2)}{ratio}",
-                None if us is None or compiled is None else us <= compiled,
+                None if us is None or compiled is None else us <= compiled * (1 + COMPILE_SLACK),
             )
             if row.decode:
                 add(
@@ -771,8 +822,10 @@ def _target_section(found: list[dict[str, Any]]) -> list[str]:
     lines = [
         "## Targets",
         "",
-        f"Each large shape ≥ {LARGE_TARGET_PCT:.0f}% of copy bandwidth; none slower than "
-        f"torch.compile; decode shapes within {DECODE_TARGET_US:.0f} µs of an empty launch "
+        f"Each large shape ≥ {LARGE_TARGET_PCT:.0f}% of copy bandwidth (or its recipe's share); "
+        "matmul and attention at their recipe's share of cuBLAS / SDPA; none more than "
+        f"{COMPILE_SLACK:.0%} slower than torch.compile; decode shapes within "
+        f"{DECODE_TARGET_US:.0f} µs of an empty launch "
         "(do_bench against do_bench; CUDA-graph times beside).",
         "",
     ]

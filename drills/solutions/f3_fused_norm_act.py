@@ -11,6 +11,8 @@ import torch
 import triton
 import triton.language as tl
 
+DECODE_ROWS = 128  # at most this many rows (tokens): fewer rows than an H100/H200 has SMs
+
 
 @triton.jit
 def _fused_add_rmsnorm_kernel(
@@ -62,8 +64,15 @@ def _silu_and_mul_kernel(
     tl.store(out_row + offsets, out.to(out_ptr.dtype.element_ty), mask=mask)
 
 
-def _norm_num_warps(block_size: int) -> int:
-    """4 warps up to 2048 columns, then one per 512 (8 at 4096): 8-16 values a thread from 1024."""
+def _norm_num_warps(block_size: int, n_rows: int) -> int:
+    """4 warps up to 2048 columns, then one per 512 (8 at 4096): 8-16 values a thread from 1024.
+
+    A decode step has fewer rows than the card has SMs: each row's latency is then the whole
+    kernel's time, so it is spread over 16 warps (on an H200, T = 16, H = 4096 in a CUDA graph:
+    2.0 us with 16 warps, 2.3 with 8, 2.6 with 4).
+    """
+    if n_rows <= DECODE_ROWS:
+        return 16
     return min(16, max(4, block_size // 512))
 
 
@@ -99,7 +108,7 @@ def fused_add_rmsnorm(
         n_cols,
         eps,
         BLOCK_SIZE=block_size,
-        num_warps=_norm_num_warps(block_size),
+        num_warps=_norm_num_warps(block_size, x_2d.shape[0]),
     )
 
 

@@ -15,6 +15,8 @@ import torch
 import triton
 import triton.language as tl
 
+FEW_ROWS = 64  # up to this many rows of a, tiles of 16 rows
+
 
 @triton.jit
 def _matmul_kernel(
@@ -91,9 +93,18 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     if a.dtype == torch.float32:
         # fp32 tiles take twice the shared memory: smaller tiles so 3 stages still fit.
         block_m, block_n, block_k, num_warps, precision = 128, 128, 32, 8, "ieee"
+        num_stages = 3
+    elif m <= FEW_ROWS:
+        # A few rows (a decode step's tokens): 16-row tiles, the least tl.dot takes, and narrow
+        # ones so that N / 64 programs keep the SMs busy (on an H200, 16 x 4096 x 4096 bf16:
+        # 10 us, against 46 us on 128 x 256 tiles, which leave 16 programs for 132 SMs).
+        block_m, block_n, block_k, num_warps, precision = 16, 64, 256, 4, "tf32"
+        num_stages = 3
     else:
         # Triton tutorial 03's best Hopper config for 16-bit inputs.
         block_m, block_n, block_k, num_warps, precision = 128, 256, 64, 8, "tf32"
+        # with 4 stages (4 x 48 KiB of shared memory): 186 us, against 199 us with 3, at 4096^3
+        num_stages = 4
     grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
     _matmul_kernel[grid](
         a,
@@ -114,6 +125,6 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         GROUP_M=8,
         INPUT_PRECISION=precision,
         num_warps=num_warps,
-        num_stages=3,
+        num_stages=num_stages,
     )
     return c

@@ -15,6 +15,8 @@ import torch
 import triton
 import triton.language as tl
 
+FEW_ROWS = 64  # up to this many rows of x, tiles of 16 rows (see M1)
+
 
 @triton.jit
 def _linear_gelu_kernel(
@@ -100,8 +102,14 @@ def linear_gelu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tens
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
     if x.dtype == torch.float32:
         block_m, block_n, block_k, num_warps, precision = 128, 128, 32, 8, "ieee"
+        num_stages = 3
+    elif m <= FEW_ROWS:
+        # A few rows (a decode step's tokens): 16-row tiles and narrow ones, as in M1.
+        block_m, block_n, block_k, num_warps, precision = 16, 64, 256, 4, "tf32"
+        num_stages = 3
     else:
         block_m, block_n, block_k, num_warps, precision = 128, 256, 64, 8, "tf32"
+        num_stages = 4  # as in M1: 4 x 48 KiB of shared memory
     grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
     _linear_gelu_kernel[grid](
         x,
@@ -123,6 +131,6 @@ def linear_gelu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tens
         GROUP_M=8,
         INPUT_PRECISION=precision,
         num_warps=num_warps,
-        num_stages=3,
+        num_stages=num_stages,
     )
     return y

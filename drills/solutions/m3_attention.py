@@ -22,6 +22,7 @@ import torch
 import triton
 import triton.language as tl
 
+SHORT_SEQ = 1024  # up to this many keys, 64 x 64 tiles (see _config)
 LOG2E = 1.4426950408889634  # log2(e): e^x = 2^(x * log2(e))
 
 
@@ -170,16 +171,23 @@ def _attn_fwd_kernel(
     tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty), mask=q_mask)  # padded rows not stored
 
 
-def _config(head_dim: int, itemsize: int) -> tuple[int, int, int, int]:
+def _config(head_dim: int, itemsize: int, seq_len: int, causal: bool) -> tuple[int, int, int, int]:
     """(BLOCK_M, BLOCK_N, num_warps, num_stages) for an H100/H200-class GPU.
 
     16-bit inputs: 128 x 64 score tiles as in Triton's fused-attention tutorial, 8 warps for
     D = 128 (a 128 x 128 fp32 accumulator is 64 registers a thread), and 3 stages so the next
     k and v tiles load while these multiply (3 x 2 x 64 x 128 x 2 bytes = 96 KiB of shared
     memory at D = 128). fp32 tiles take twice the bytes: halve the blocks, 2 stages.
+
+    Causal attention and short sequences take 64 x 64 tiles on 4 warps: twice the programs,
+    each with half the rows, so the triangle's uneven work spreads over more of them (on an
+    H200, b4 h32 d128 in a CUDA graph: causal S = 4096 1.18 ms against 1.26 ms on 128 x 64;
+    S = 1024 158 us against 180 us). Long non-causal rows keep 128 x 64.
     """
     if itemsize == 4:
         return 64, 32, 4, 2
+    if causal or seq_len <= SHORT_SEQ:
+        return 64, 64, 4, 3
     return 128, 64, (4 if head_dim <= 64 else 8), 3
 
 
@@ -211,7 +219,7 @@ def attention(
         sm_scale = 1.0 / math.sqrt(head_dim)
     out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
 
-    block_m, block_n, num_warps, num_stages = _config(head_dim, q.element_size())
+    block_m, block_n, num_warps, num_stages = _config(head_dim, q.element_size(), seq_len, causal)
     grid = (triton.cdiv(seq_len, block_m), batch * n_heads)
     _attn_fwd_kernel[grid](
         q,

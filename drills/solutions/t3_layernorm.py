@@ -4,6 +4,11 @@ Both normalise over the last dimension; every leading dimension is folded into r
 loaded once into registers (BLOCK_N lanes, the power of two at or above N), its statistics are
 reduced in fp32, and the normalised row is written back in the input's dtype. LayerNorm also
 returns the per-row mean and rstd in float32, which a backward pass would reuse.
+
+The row length N is a compile-time constant (`n_cols: tl.constexpr`), as torch.compile makes
+it: the mask and the divisions by N are then fixed when the kernel is compiled (on an H200,
+4096 x 1000 bf16 rms_norm in a CUDA graph: 4.9 us, against 6.4 us with N passed at run time).
+The price is one compile per row length, which a model with one hidden size pays once.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ def _layer_norm_fwd_kernel(
     rstd_ptr,
     x_row_stride,
     y_row_stride,
-    n_cols,
+    n_cols: tl.constexpr,
     eps,
     BLOCK_N: tl.constexpr,
 ):
@@ -57,7 +62,7 @@ def _rms_norm_fwd_kernel(
     y_ptr,
     x_row_stride,
     y_row_stride,
-    n_cols,
+    n_cols: tl.constexpr,
     eps,
     BLOCK_N: tl.constexpr,
 ):
@@ -170,10 +175,16 @@ def _block_n(n_cols: int) -> int:
 
 
 def _num_warps(block_n: int) -> int:
-    """About 256 elements per warp (8 per thread: one 16-byte load of bf16), 1 to 8 warps.
+    """One warp for rows up to 1024, two up to 2048, then 8.
 
-    Long rows get more warps so each thread keeps few values in registers; past 8 warps the
-    cross-warp reductions cost more than they save (on an H200, 4096 x 8192 LayerNorm took
-    about 40 us with 8 warps and 42-43 us with 16, in four separate runs).
+    A short row is little work and two reductions in a row: in one warp they are shuffles,
+    with no wait on shared memory (on an H200, 4096 x 1000 rms_norm in a CUDA graph: 4.9 us
+    with 1 warp, 5.2 with 4). Long rows need more warps so each thread keeps few values in
+    registers; past 8 the cross-warp reductions cost more than they save (4096 x 8192
+    LayerNorm: about 40 us with 8 warps, 42-43 us with 16).
     """
-    return min(max(block_n // 256, 1), 8)
+    if block_n <= 1024:
+        return 1
+    if block_n <= 2048:
+        return 2
+    return 8

@@ -570,33 +570,43 @@ def _implementations(
 
 
 def isolated(
-    case: Any, recipe_path: Path, mode: str, graph: bool, timeout: float = ISOLATED_TIMEOUT_S
+    case: Any,
+    recipe_path: Path,
+    mode: str,
+    graph: bool,
+    timeout: float = ISOLATED_TIMEOUT_S,
+    warm_only: bool = False,
 ) -> dict[str, Any]:
     """Time torch's `mode` (eager or compile) for `case` in a fresh process (tutor.bench.isolated).
 
-    Returns its JSON row; {"error": ...} when it failed or ran past `timeout`.
+    Returns its JSON row; {"error": ...} when it failed or ran past `timeout`. `warm_only`
+    compiles and times nothing (see tutor.bench.isolated).
     """
     import subprocess
 
     with tempfile.TemporaryDirectory(prefix="tutor-isolated-") as tmp:
         out = Path(tmp) / "row.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "tutor.bench.isolated",
-            "--recipe",
-            str(recipe_path),
-            "--function",
-            case.function,
-            "--shape",
-            json.dumps(case.shape),
-            "--dtype",
-            case.dtype,
-            "--mode",
-            mode,
-            "--out",
-            str(out),
-        ] + (["--graph"] if graph else [])
+        cmd = (
+            [
+                sys.executable,
+                "-m",
+                "tutor.bench.isolated",
+                "--recipe",
+                str(recipe_path),
+                "--function",
+                case.function,
+                "--shape",
+                json.dumps(case.shape),
+                "--dtype",
+                case.dtype,
+                "--mode",
+                mode,
+                "--out",
+                str(out),
+            ]
+            + (["--graph"] if graph else [])
+            + (["--warm-only"] if warm_only else [])
+        )
         try:
             subprocess.run(
                 cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, check=False
