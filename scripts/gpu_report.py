@@ -62,7 +62,7 @@ BENCH_TIMEOUT_S = 300.0  # one drill's benches, torch.compile of every shape inc
 BENCH_SHARE = (
     0.7  # of the time left after the verdicts, the benches' share; the coach's is the rest
 )
-WARM_WORKERS = 6  # torch.compile processes at once while the verdicts run
+WARM_WORKERS = 12  # torch.compile processes at once while the verdicts run
 LARGE_TARGET_PCT = 85.0
 DECODE_TARGET_US = 1.0
 COMPILE_SLACK = 0.03  # a reference may be this much slower than torch.compile (issue 27)

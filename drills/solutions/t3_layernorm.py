@@ -6,9 +6,10 @@ reduced in fp32, and the normalised row is written back in the input's dtype. La
 returns the per-row mean and rstd in float32, which a backward pass would reuse.
 
 The row length N is a compile-time constant (`n_cols: tl.constexpr`), as torch.compile makes
-it: the mask and the divisions by N are then fixed when the kernel is compiled (on an H200,
-4096 x 1000 bf16 rms_norm in a CUDA graph: 4.9 us, against 6.4 us with N passed at run time).
-The price is one compile per row length, which a model with one hidden size pays once.
+it: the mask and the divisions by N are then fixed when the kernel is compiled. With that and
+one warp for short rows, 4096 x 1000 bf16 layer_norm on an H200 (CUDA graph) went from 12.1 us
+to 7.3 us; torch.compile's takes 4.5 us. The price is one compile per row length, which a model
+with one hidden size pays once.
 """
 
 from __future__ import annotations
@@ -178,10 +179,10 @@ def _num_warps(block_n: int) -> int:
     """One warp for rows up to 1024, two up to 2048, then 8.
 
     A short row is little work and two reductions in a row: in one warp they are shuffles,
-    with no wait on shared memory (on an H200, 4096 x 1000 rms_norm in a CUDA graph: 4.9 us
-    with 1 warp, 5.2 with 4). Long rows need more warps so each thread keeps few values in
-    registers; past 8 the cross-warp reductions cost more than they save (4096 x 8192
-    LayerNorm: about 40 us with 8 warps, 42-43 us with 16).
+    with no wait on shared memory (on an H200, a one-row-per-program layer_norm of 4096 x 1000
+    in a CUDA graph: 9.1 us with 1 warp, 10.6 with 4). Long rows need more warps so each thread
+    keeps few values in registers; past 8 the cross-warp reductions cost more than they save
+    (4096 x 8192 LayerNorm: about 40 us with 8 warps, 42-43 us with 16).
     """
     if block_n <= 1024:
         return 1
