@@ -51,6 +51,7 @@ from tutor import results as r  # noqa: E402
 from tutor.catalogue import Catalogue, load_catalogue  # noqa: E402
 from tutor.paths import CoursePaths  # noqa: E402
 from tutor.runner import Runner  # noqa: E402
+from tutor.states import RunStatus  # noqa: E402
 
 DOCS = ROOT / "docs"
 GPU_TEST_TIMEOUT_S = 90.0  # a first JIT compile of each kernel variant, then a killed hang
@@ -79,10 +80,10 @@ class Verdict:
 
     @property
     def text(self) -> str:
-        if self.status == r.PASSED:
+        if self.status == RunStatus.PASSED:
             return "pass"
-        if self.status in (r.FAILED, r.CRASHED) and self.first:
-            return self.first if self.status == r.FAILED else f"{self.first} (crashed)"
+        if self.status in (RunStatus.FAILED, RunStatus.CRASHED) and self.first:
+            return self.first if self.status == RunStatus.FAILED else f"{self.first} (crashed)"
         return self.status
 
 

@@ -25,6 +25,7 @@ from tutor.bench import child as bench_child
 from tutor.bench.recipe import DTYPES, RecipeError, load_recipes
 from tutor.catalogue import BenchCase
 from tutor.progress import ProgressStore
+from tutor.states import BenchStatus, RunStatus
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every drill's recipes by function name (drills/bench/<id>.py): the course's own content.
@@ -184,7 +185,7 @@ def _report(*rows: bench.BenchRow) -> bench.BenchReport:
     return bench.BenchReport(
         drill="t2",
         impl=str(ROOT / "drills/mine/t2_softmax.py"),
-        status=bench.TIMED,
+        status=BenchStatus.TIMED,
         device="NVIDIA H200",
         copy_gbps=4273.0,
         launch_us=2.9,
@@ -239,7 +240,7 @@ def test_format_report_explains_why_nothing_was_timed():
     report = bench.BenchReport(
         drill="t3",
         impl="x.py",
-        status=bench.TESTS_FAIL,
+        status=BenchStatus.TESTS_FAIL,
         message="not timed: tests fail (padding-where).",
     )
     assert "not timed: tests fail (padding-where)." in bench.format_report(report)
@@ -288,31 +289,31 @@ def no_child(monkeypatch):
 
 
 def test_without_a_gpu_the_bench_refuses_at_once(catalogue, no_child):
-    runner = FakeRunner(r.PASSED, "cpu-interpreter")
+    runner = FakeRunner(RunStatus.PASSED, "cpu-interpreter")
     report = bench.bench_drill(catalogue, "t2", "solutions", runner=runner, gpu=False)
     assert runner.calls == []  # no test was run: the answer comes before any work
-    assert report.status == bench.NO_GPU and not report.timed and report.rows == []
+    assert report.status == BenchStatus.NO_GPU and not report.timed and report.rows == []
     assert "interpreter" in report.message and "one after another" in report.message
 
 
 def test_tests_that_ran_on_the_cpu_after_all_time_nothing(catalogue, no_child):
-    runner = FakeRunner(r.PASSED, "cpu-interpreter")
+    runner = FakeRunner(RunStatus.PASSED, "cpu-interpreter")
     report = bench.bench_drill(catalogue, "t2", "solutions", runner=runner, gpu=True)
     assert runner.calls == [("t2", "solutions")]
-    assert report.status == bench.NO_GPU and not report.timed and report.rows == []
+    assert report.status == BenchStatus.NO_GPU and not report.timed and report.rows == []
     assert "interpreter" in report.message and "one after another" in report.message
     assert "interpreter" in bench.format_report(report)
 
 
 def test_forced_cpu_times_nothing(catalogue, no_child):
     report = bench.bench_drill(catalogue, "t2", "solutions", verify=False, force_cpu=True)
-    assert report.status == bench.NO_GPU and "--cpu" in report.message
+    assert report.status == BenchStatus.NO_GPU and "--cpu" in report.message
 
 
 def test_a_failing_kernel_is_not_timed(catalogue, no_child):
-    runner = FakeRunner(r.FAILED, "cuda", ["padding-neg-inf"])
+    runner = FakeRunner(RunStatus.FAILED, "cuda", ["padding-neg-inf"])
     report = bench.bench_drill(catalogue, "t2", "mine", runner=runner, gpu=True)
-    assert report.status == bench.TESTS_FAIL
+    assert report.status == BenchStatus.TESTS_FAIL
     assert report.message.startswith("not timed: tests fail (padding-neg-inf)")
 
 
@@ -351,7 +352,7 @@ def test_the_bench_process_report_is_read_into_rows(catalogue, tmp_path):
         catalogue,
         "t2",
         "solutions",
-        runner=FakeRunner(r.PASSED, "cuda"),
+        runner=FakeRunner(RunStatus.PASSED, "cuda"),
         python=_fake_python(tmp_path, "ok"),
         gpu=True,
         on_progress=lines.append,
@@ -374,7 +375,7 @@ def test_a_bench_process_that_runs_too_long_is_stopped(catalogue, tmp_path):
         python=_fake_python(tmp_path, "sleep"),
         gpu=True,
     )
-    assert report.status == bench.ERROR and "stopped after 2 s" in report.message
+    assert report.status == BenchStatus.ERROR and "stopped after 2 s" in report.message
     assert "[bench] starting" in report.output
 
 
@@ -387,7 +388,7 @@ def test_a_bench_process_that_dies_without_a_report_is_an_error(catalogue, tmp_p
         python=_fake_python(tmp_path, "crash"),
         gpu=True,
     )
-    assert report.status == bench.ERROR and report.rows == []
+    assert report.status == BenchStatus.ERROR and report.rows == []
     assert "exit code 3" in report.message and "Segmentation fault" in report.output
     assert "Segmentation fault" in bench.format_report(report)
 
@@ -438,7 +439,7 @@ def test_bench_process_logic_on_the_cpu(monkeypatch, tmp_path, catalogue):
         catalogue.paths.bench_recipe("f3"),
         with_compile=False,
     )
-    assert report["status"] == bench_child.TIMED
+    assert report["status"] == BenchStatus.TIMED
     assert json.loads(out.read_text())["rows"] == json.loads(json.dumps(report["rows"]))
     fused, silu = report["rows"]
     assert fused["us"] == {"mine": 10.0, "eager": 10.0}
@@ -484,7 +485,7 @@ def test_bench_process_without_a_gpu_writes_no_gpu(monkeypatch, tmp_path):
     out = tmp_path / "report.json"
     code = bench_child.main(["--drill", "t2", "--impl", "x.py", "--out", str(out)])
     assert code == 0
-    assert json.loads(out.read_text())["status"] == bench_child.NO_GPU
+    assert json.loads(out.read_text())["status"] == BenchStatus.NO_GPU
 
 
 # ---- the GPU report ------------------------------------------------------------------------------
@@ -506,9 +507,9 @@ def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
     state.targets = devcheck.targets(catalogue, catalogue.drill("t2"))[:2]
     first, second = state.targets
     assert first.name == "solution" and first.expect == "pass"
-    state.gpu[("t2", first.name)] = gpu_report.Verdict(r.PASSED, backend="cuda", ok=True)
+    state.gpu[("t2", first.name)] = gpu_report.Verdict(RunStatus.PASSED, backend="cuda", ok=True)
     state.cpu[("t2", first.name)] = gpu_report.Verdict(
-        r.FAILED, "mismatch", message="differs", ok=False
+        RunStatus.FAILED, "mismatch", message="differs", ok=False
     )
     decode = _row(
         "softmax m=16 n=8192 bfloat16",

@@ -72,40 +72,13 @@ def _record(raw: dict[str, Any]) -> Event | None:
     if kind == "test_start" and raw.get("id"):
         return TestStarted(text("id"))
     if kind == "test" and raw.get("id"):
-        line = raw.get("line")
-        return TestFinished(
-            TestResult(
-                id=text("id"),
-                outcome=Outcome(raw["outcome"])
-                if raw.get("outcome") in set(Outcome)
-                else Outcome.FAILED,
-                diagnosis=raw.get("diagnosis") or None,
-                message=text("message"),
-                details=text("details"),
-                line=line if isinstance(line, int) else None,
-                duration=float(raw.get("duration") or 0.0),
-                where=text("where"),
-                error_map=[str(x) for x in raw.get("error_map") or []],
-                facts=plain_facts(raw.get("facts")),
-            )
-        )
+        return TestFinished(TestResult.from_event(raw))
     if kind == "collect_error":
         return CollectFailed(text("id"), text("message"))
     if kind == "session_end":
         status = raw.get("exitstatus")
         return SessionEnded(status if isinstance(status, int) else -1)
     return None
-
-
-def plain_facts(raw: Any) -> dict[str, int | float | str]:
-    """A test's facts as JSON carries them (numbers and strings by name); the rest dropped."""
-    if not isinstance(raw, dict):
-        return {}
-    return {
-        str(k): v
-        for k, v in raw.items()
-        if isinstance(v, int | float | str) and not isinstance(v, bool)
-    }
 
 
 @dataclass
