@@ -16,8 +16,10 @@
 3. The perf coach (tutor dev check --gpu's half that needs a GPU, tutor.perfcheck): every slow
    but correct kernel (drills/mutants/<drill>/perf-*) benched at its case must get its perf
    diagnosis first, and every solution none; the rows go under `coach` in the JSON.
-4. docs/gpu-report-<date>.md (card, driver, versions, anchors, verdicts, the coach, bench
-   numbers, targets) and docs/gpu-report-<date>.json (everything raw), copied into --out.
+4. docs/reports/<date>/<what>.md (card, driver, versions, anchors, verdicts, the coach, bench
+   numbers, targets) and <what>.json beside it (everything raw), copied into --out. <what>
+   says what the run covers, e.g. `verdicts-bench-coach-all-drills` or `verdicts-b2-f3`; a
+   second run of the same on the same day gets `-2`. docs/gpu-verification.md cites them.
 
 Test runs are forked from warm processes (tutor.warm), one for each backend.
 
@@ -109,6 +111,7 @@ class State:
     date: str
     started: float
     options: dict[str, Any]
+    name: str = "gpu-report"  # the report's file name, without .md / .json (report_name)
     env: dict[str, Any] = field(default_factory=dict)
     targets: list[devcheck.Target] = field(default_factory=list)
     gpu: dict[tuple[str, str], Verdict] = field(default_factory=dict)
@@ -185,6 +188,10 @@ def main(argv: list[str] | None = None) -> int:
             state.notes.append(f"unknown or unplayable drills ignored: {', '.join(unknown)}")
         drill_ids = [d for d in drill_ids if d in wanted]
     state.targets = [t for d in drill_ids for t in devcheck.targets(catalogue, catalogue.drill(d))]
+    state.name = free_name(
+        DOCS / "reports" / state.date,
+        report_name(args, drill_ids, all_drills=[d.id for d in catalogue.drills if not d.coming]),
+    )
     log(f"{len(drill_ids)} drills, {len(state.targets)} files to check; budget {args.budget:.0f} s")
 
     _step(state, "environment", lambda: state.env.update(environment()))
@@ -417,8 +424,32 @@ def run_verdicts(
 # ---- the report ---------------------------------------------------------------------------------
 
 
+def report_name(args: argparse.Namespace, drill_ids: list[str], all_drills: list[str]) -> str:
+    """What a run covers, as its report's name: `verdicts-bench-coach-all-drills`, `bench-t1-t2`."""
+    parts = [
+        part
+        for part, skipped in (
+            ("verdicts", args.skip_gpu and args.skip_cpu),
+            ("bench", args.skip_bench),
+            ("coach", args.skip_coach),
+        )
+        if not skipped
+    ]
+    drills = "all-drills" if drill_ids == all_drills else "-".join(drill_ids) or "no-drills"
+    return "-".join([*(parts or ["environment"]), drills])
+
+
+def free_name(folder: Path, name: str) -> str:
+    """`name`, or `name-2`, `name-3`, ...: the first that no report in `folder` has yet."""
+    candidate, n = name, 1
+    while (folder / f"{candidate}.md").exists():
+        n += 1
+        candidate = f"{name}-{n}"
+    return candidate
+
+
 def write_report(state: State, out: str | None) -> list[Path]:
-    """docs/gpu-report-<date>.md and .json, and copies in `out`; never raises."""
+    """docs/reports/<date>/<name>.md and .json, and copies in `out`; never raises."""
     with state.write_lock:
         return _write_report(state, out)
 
@@ -434,8 +465,8 @@ def _write_report(state: State, out: str | None) -> list[Path]:
                 f"{traceback.format_exc()}```\n"
             )
     written = []
-    folders = [DOCS] + ([Path(out)] if out else [])
-    stem = f"gpu-report-{state.date}"
+    folders = [DOCS / "reports" / state.date] + ([Path(out)] if out else [])
+    stem = state.name
     for folder in folders:
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -590,7 +621,7 @@ def render_markdown(state: State, data: dict[str, Any]) -> str:
         f"# GPU report {state.date}",
         "",
         f"Made by `python scripts/gpu_report.py {options}` in {state.elapsed:.0f} s. "
-        f"Raw data: `gpu-report-{state.date}.json`.",
+        f"Raw data: [{state.name}.json]({state.name}.json).",
         "",
         "## Machine",
         "",

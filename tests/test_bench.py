@@ -8,6 +8,7 @@ GPU timers replaced by wall-clock ones, and the GPU report's reading of mutant f
 
 from __future__ import annotations
 
+import argparse
 import importlib.util
 import json
 import math
@@ -551,6 +552,16 @@ def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
     assert json.loads(json.dumps(data, default=str))["anchors"]["copy_gbps"] == 4273.0
 
 
+def test_a_gpu_report_is_named_by_what_it_covers_and_never_replaces_one(gpu_report, tmp_path):
+    args = argparse.Namespace(skip_gpu=False, skip_cpu=True, skip_bench=True, skip_coach=False)
+    every = ["t0", "b2", "f3"]
+    assert gpu_report.report_name(args, ["b2", "f3"], every) == "verdicts-coach-b2-f3"
+    assert gpu_report.report_name(args, every, every) == "verdicts-coach-all-drills"
+    assert gpu_report.free_name(tmp_path, "verdicts-coach-b2-f3") == "verdicts-coach-b2-f3"
+    (tmp_path / "verdicts-coach-b2-f3.md").write_text("the morning's run")
+    assert gpu_report.free_name(tmp_path, "verdicts-coach-b2-f3") == "verdicts-coach-b2-f3-2"
+
+
 def test_gpu_report_survives_a_failing_bench_and_writes_its_files(
     gpu_report, monkeypatch, tmp_path
 ):
@@ -585,11 +596,13 @@ def test_gpu_report_survives_a_failing_bench_and_writes_its_files(
     assert code == 0
     assert [c[:3] for c in calls] == [("t1", "solutions", False), ("t2", "solutions", False)]
     assert all(45 <= c[3] <= 300 for c in calls)
-    (md,) = (tmp_path / "out").glob("gpu-report-*.md")
+    (md,) = (tmp_path / "out").glob("*.md")
+    assert md.name == "bench-t1-t2.md"  # named by what the run covers
     text = md.read_text()
     assert "bench t1 failed: RuntimeError: the card fell over" in text
     assert "| t2 softmax m=4096 n=8192 bfloat16 | 36.50 | 3677 | 86% |" in text
-    assert (tmp_path / "docs" / md.name).read_text() == text
+    (kept,) = (tmp_path / "docs" / "reports").glob(f"*/{md.name}")
+    assert kept.read_text() == text and kept.with_suffix(".json").is_file()
     data = json.loads(md.with_suffix(".json").read_text())
     assert data["benches"]["t2"]["rows"][0]["impl_us"] == 36.5
 
@@ -607,7 +620,7 @@ def test_gpu_report_lists_the_coach_verdict_of_every_perf_target(gpu_report, mon
     monkeypatch.setattr(gpu_report.bench, "bench_drill", fake_bench)
     args = ["--skip-cpu", "--skip-gpu", "--skip-bench", "--drills", "t2", "--out", str(tmp_path)]
     assert gpu_report.main(args) == 0
-    coach = json.loads(next(tmp_path.glob("gpu-report-*.json")).read_text())["coach"]
+    coach = json.loads((tmp_path / "coach-t2.json").read_text())["coach"]
     assert {(row["file"], row["expected"]) for row in coach} == {
         ("solution", "none"),
         ("perf-spills__one_warp.patch", "spills"),
@@ -615,4 +628,4 @@ def test_gpu_report_lists_the_coach_verdict_of_every_perf_target(gpu_report, mon
     assert [row["ok"] for row in coach if row["file"] == "solution"] == [True]
     assert [row["ok"] for row in coach if row["file"] != "solution"] == [False]
     assert ("t2", "perf-spills__one_warp.py", ["1"]) in benched  # its bench-case: 1 line
-    assert "## The perf coach" in next(tmp_path.glob("gpu-report-*.md")).read_text()
+    assert "## The perf coach" in (tmp_path / "coach-t2.md").read_text()
