@@ -20,6 +20,7 @@
    numbers, targets) and <what>.json beside it (everything raw), copied into --out. <what>
    says what the run covers, e.g. `verdicts-bench-coach-all-drills` or `verdicts-b2-f3`; a
    second run of the same on the same day gets `-2`. docs/gpu-verification.md cites them.
+   Every timed case also becomes a row of docs/reports/bench.csv, one file for all the reports.
 
 Test runs are forked from warm processes (tutor.warm), one for each backend.
 
@@ -30,6 +31,7 @@ it measured; past --budget seconds no new step starts. One failure never stops t
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import platform
@@ -448,6 +450,78 @@ def free_name(folder: Path, name: str) -> str:
     return candidate
 
 
+# Columns of docs/reports/bench.csv: one row per timed case of a report, every report's rows in
+# one file (as Liger-Kernel keeps its benchmark data), so a case can be followed across runs.
+BENCH_COLUMNS = (
+    "date",
+    "report",  # <date>/<name>: the report the row comes from
+    "device",
+    "torch",
+    "triton",
+    "drill",
+    "case",
+    "dtype",
+    "graph_us",  # GPU time per call, CUDA-graph replay: the number the targets are judged on
+    "do_bench_us",  # triton's do_bench median: includes the host's launch cost
+    "graph_pct_copy",  # of the card's device-to-device copy bandwidth
+    "tflops",
+    "eager_graph_us",
+    "compile_graph_us",
+)
+
+
+def bench_rows(data: dict[str, Any], report: str) -> list[dict[str, Any]]:
+    """The timed cases of a report's JSON (report_json) as rows of bench.csv."""
+    env = data.get("env") or {}
+    rows = []
+    for drill, timed in sorted((data.get("benches") or {}).items()):
+        for row in timed.get("rows") or []:
+            if row.get("impl_us") is None:
+                continue  # the case failed or was never reached
+            rows.append(
+                {
+                    "date": data.get("date", ""),
+                    "report": report,
+                    "device": env.get("device") or timed.get("device") or "",
+                    "torch": env.get("torch") or timed.get("torch") or "",
+                    "triton": env.get("triton") or timed.get("triton") or "",
+                    "drill": drill,
+                    "case": row.get("label", ""),
+                    "dtype": row.get("dtype") or "",
+                    "graph_us": _rounded(row.get("graph_us")),
+                    "do_bench_us": _rounded(row.get("impl_us")),
+                    "graph_pct_copy": _rounded(row.get("graph_pct_copy")),
+                    "tflops": _rounded(row.get("tflops")),
+                    "eager_graph_us": _rounded(row.get("eager_graph_us")),
+                    "compile_graph_us": _rounded(row.get("compile_graph_us")),
+                }
+            )
+    return rows
+
+
+def _rounded(value: Any) -> float | str:
+    return round(value, 2) if isinstance(value, int | float) else ""
+
+
+def update_bench_csv(path: Path, report: str, rows: list[dict[str, Any]]) -> None:
+    """Put `rows` in the CSV in place of `report`'s earlier ones (a report is written again
+    after every step), keeping every other report's rows as they are."""
+    kept: list[dict[str, str]] = []
+    if path.exists():
+        with path.open(newline="", encoding="utf-8") as old:
+            kept = list(csv.DictReader(old))
+    others = [row for row in kept if row.get("report") != report]
+    if not rows and len(others) == len(kept):
+        return  # this report timed nothing, and had no rows: the file stays as it is
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", newline="", encoding="utf-8") as new:
+        writer = csv.DictWriter(new, fieldnames=BENCH_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows([*others, *rows])
+    os.replace(tmp, path)
+
+
 def write_report(state: State, out: str | None) -> list[Path]:
     """docs/reports/<date>/<name>.md and .json, and copies in `out`; never raises."""
     with state.write_lock:
@@ -478,6 +552,11 @@ def _write_report(state: State, out: str | None) -> list[Path]:
                 written.append(path)
         except OSError as exc:
             log(f"could not write into {folder}: {exc}")
+    table = DOCS / "reports" / "bench.csv"
+    try:
+        update_bench_csv(table, f"{state.date}/{stem}", bench_rows(data, f"{state.date}/{stem}"))
+    except (OSError, csv.Error) as exc:
+        log(f"could not update {table}: {exc}")
     return written
 
 

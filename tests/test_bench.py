@@ -9,6 +9,7 @@ GPU timers replaced by wall-clock ones, and the GPU report's reading of mutant f
 from __future__ import annotations
 
 import argparse
+import csv
 import importlib.util
 import json
 import math
@@ -562,6 +563,18 @@ def test_a_gpu_report_is_named_by_what_it_covers_and_never_replaces_one(gpu_repo
     assert gpu_report.free_name(tmp_path, "verdicts-coach-b2-f3") == "verdicts-coach-b2-f3-2"
 
 
+def test_the_bench_csv_keeps_every_reports_rows_and_replaces_a_reports_own(gpu_report, tmp_path):
+    table = tmp_path / "bench.csv"
+    row = lambda report, us: {"report": report, "drill": "t2", "do_bench_us": us}  # noqa: E731
+    gpu_report.update_bench_csv(table, "2026-12-01/bench-t2", [row("2026-12-01/bench-t2", 40.0)])
+    gpu_report.update_bench_csv(table, "2026-12-02/bench-t2", [row("2026-12-02/bench-t2", 37.0)])
+    gpu_report.update_bench_csv(table, "2026-12-02/bench-t2", [row("2026-12-02/bench-t2", 36.5)])
+    gpu_report.update_bench_csv(table, "2026-12-02/verdicts-t2", [])  # timed nothing
+    with table.open(newline="") as text:
+        rows = [(r["report"], r["do_bench_us"]) for r in csv.DictReader(text)]
+    assert rows == [("2026-12-01/bench-t2", "40.0"), ("2026-12-02/bench-t2", "36.5")]
+
+
 def test_gpu_report_survives_a_failing_bench_and_writes_its_files(
     gpu_report, monkeypatch, tmp_path
 ):
@@ -603,6 +616,13 @@ def test_gpu_report_survives_a_failing_bench_and_writes_its_files(
     assert "| t2 softmax m=4096 n=8192 bfloat16 | 36.50 | 3677 | 86% |" in text
     (kept,) = (tmp_path / "docs" / "reports").glob(f"*/{md.name}")
     assert kept.read_text() == text and kept.with_suffix(".json").is_file()
+    # The report was written after every step; its timed case is in the one CSV once.
+    with (tmp_path / "docs" / "reports" / "bench.csv").open(newline="") as table:
+        rows = list(csv.DictReader(table))
+    assert [(row["drill"], row["case"], row["do_bench_us"]) for row in rows] == [
+        ("t2", "softmax m=4096 n=8192 bfloat16", "36.5")
+    ]
+    assert rows[0]["report"] == f"{kept.parent.name}/bench-t1-t2"
     data = json.loads(md.with_suffix(".json").read_text())
     assert data["benches"]["t2"]["rows"][0]["impl_us"] == 36.5
 
