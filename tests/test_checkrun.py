@@ -11,7 +11,14 @@ from tutor import checkrun
 from tutor import progress as p
 from tutor.catalogue import load_catalogue
 from tutor.coach import Coach
-from tutor.events import TestFinished, decode
+from tutor.events import (
+    CollectFailed,
+    SessionEnded,
+    SessionStarted,
+    TestFinished,
+    TestStarted,
+    decode,
+)
 from tutor.results import RunResult, TestResult
 from tutor.states import DrillStatus, Outcome, RunStatus
 
@@ -73,11 +80,19 @@ def _failed_run() -> RunResult:
     )  # fmt: skip
 
 
-def test_a_test_result_survives_the_event_stream():
-    line = json.dumps(WRONG_VALUES.to_event())
-    event = decode(line)
-    assert isinstance(event, TestFinished) and event.result == WRONG_VALUES
-    assert json.loads(line)["event"] == "test"
+@pytest.mark.parametrize(
+    "event",
+    [
+        SessionStarted("cuda", "NVIDIA H200", "2.11.0", "3.6.0"),
+        TestStarted(WRONG_VALUES.id),
+        TestFinished(WRONG_VALUES),
+        CollectFailed("drills/tests/test_t3_layernorm.py", "SyntaxError: invalid syntax"),
+        SessionEnded(1),
+    ],
+    ids=lambda event: type(event).__name__,
+)
+def test_every_event_survives_the_stream(event):
+    assert decode(json.dumps(event.to_event())) == event
 
 
 def test_an_event_of_the_wrong_shape_reads_as_defaults_never_an_error():

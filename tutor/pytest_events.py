@@ -29,6 +29,7 @@ import pytest
 
 from tutor import diagnoses as dx
 from tutor.event_seal import read_key, seal
+from tutor.events import CollectFailed, SessionEnded, SessionStarted, TestStarted
 from tutor.results import TestResult, plain_facts
 from tutor.states import Outcome
 
@@ -142,17 +143,13 @@ class EventLog:
         except ImportError:
             triton_version = None
         self.write(
-            {
-                "event": "session_start",
-                "backend": chosen.name,
-                "device_name": chosen.device_name,
-                "torch": torch.__version__,
-                "triton": triton_version,
-            }
+            SessionStarted(
+                chosen.name, chosen.device_name, torch.__version__, triton_version
+            ).to_event()
         )
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple) -> None:
-        self.write({"event": "test_start", "id": nodeid})
+        self.write(TestStarted(nodeid).to_event())
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # One event per test: the first failing phase wins, else the call phase's outcome; the
@@ -170,13 +167,7 @@ class EventLog:
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            self.write(
-                {
-                    "event": "collect_error",
-                    "id": report.nodeid,
-                    "message": str(report.longrepr)[-2000:],
-                }
-            )
+            self.write(CollectFailed(report.nodeid, str(report.longrepr)[-2000:]).to_event())
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.write({"event": "session_end", "exitstatus": int(exitstatus)})
+        self.write(SessionEnded(int(exitstatus)).to_event())
