@@ -158,8 +158,9 @@ class EventLog:
         so_far = entry.duration if entry is not None else 0.0
         if entry is None or (entry.outcome == Outcome.PASSED and report.outcome != Outcome.PASSED):
             info = getattr(report, "tutor", None)
-            entry = TestResult.from_event(info) if info else TestResult(report.nodeid, "")
-            entry.outcome = Outcome.SKIPPED if report.skipped else Outcome(report.outcome)
+            outcome = Outcome.SKIPPED if report.skipped else Outcome(report.outcome)
+            entry = TestResult.from_event(info) if info else TestResult(report.nodeid, outcome)
+            entry.outcome = outcome
             self.results[report.nodeid] = entry
         entry.duration = round(so_far + report.duration, 4)
         if report.when == "teardown":
