@@ -17,9 +17,9 @@ from tutor.states import Outcome, RunStatus
 from tutor.ui.live import NOT_RUN, RUNNING, LiveRun
 
 _OUTCOMES = {
-    "passed": ("✓ pass", "green"),
-    "failed": ("✗ fail", "bold red"),
-    "skipped": ("- skip", "dim"),
+    Outcome.PASSED: ("✓ pass", "green"),
+    Outcome.FAILED: ("✗ fail", "bold red"),
+    Outcome.SKIPPED: ("- skip", "dim"),
     RUNNING: ("⋯ running", "yellow"),
     RunStatus.TIMEOUT: ("✗ hung", "bold red"),
     RunStatus.CRASHED: ("✗ crash", "bold red"),
