@@ -2,7 +2,8 @@
 """How long a learner waits for a verdict, on the GPU or the CPU: cold against warm, every drill.
 
     python scripts/feedback_bench.py [--backend cuda|cpu] [--drills t1,t3] [--repeats 3]
-        [--out docs/feedback-DATE-CARD.md] [--json docs/feedback-DATE-CARD.json]
+        [--out docs/reports/DATE/feedback-warm-runs-CARD.md]
+        [--json docs/reports/DATE/feedback-warm-runs-CARD.json]
 
 The backend is the GPU when this machine has one (tutor.gpu), else the CPU interpreter. Each
 drill's kernels are run once before anything is timed, so Triton's cache in the course
@@ -219,6 +220,9 @@ def main() -> int:
         facts = dict(pool.facts)
         pool.close()
     report = render(rows, args.repeats, cpu, facts)
+    for path in (args.out, args.json):
+        if path:  # docs/reports/<date>/ is new on the first report of a day
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
     if args.out:
         Path(args.out).write_text(report, encoding="utf-8")
     if args.json:

@@ -19,8 +19,11 @@
 3. The perf coach (tutor dev check --gpu's half that needs a GPU, tutor.perfcheck): every slow
    but correct kernel (drills/mutants/<drill>/perf-*) benched at its case must get its perf
    diagnosis first, and every solution none; the rows go under `coach` in the JSON.
-4. docs/gpu-report-<date>.md (card, driver, versions, anchors, verdicts, the coach, bench
-   numbers, targets) and docs/gpu-report-<date>.json (everything raw), copied into --out.
+4. docs/reports/<date>/<what>.md (card, driver, versions, anchors, verdicts, the coach, bench
+   numbers, targets) and <what>.json beside it (everything raw), copied into --out. <what>
+   says what the run covers, e.g. `verdicts-bench-coach-all-drills` or `verdicts-b2-f3`; a
+   second run of the same on the same day gets `-2`. docs/gpu-verification.md cites them.
+   Every timed case also becomes a row of docs/reports/bench.csv, one file for all the reports.
 
 Test runs are forked from warm processes (tutor.warm), one for each backend.
 
@@ -31,6 +34,7 @@ it measured; past --budget seconds no new step starts. One failure never stops t
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import platform
@@ -54,6 +58,7 @@ from tutor import results as r  # noqa: E402
 from tutor.catalogue import Catalogue, load_catalogue  # noqa: E402
 from tutor.paths import CoursePaths  # noqa: E402
 from tutor.runner import Runner  # noqa: E402
+from tutor.states import RunStatus  # noqa: E402
 
 DOCS = ROOT / "docs"
 GPU_TEST_TIMEOUT_S = 90.0  # a first JIT compile of each kernel variant, then a killed hang
@@ -86,10 +91,10 @@ class Verdict:
 
     @property
     def text(self) -> str:
-        if self.status == r.PASSED:
+        if self.status == RunStatus.PASSED:
             return "pass"
-        if self.status in (r.FAILED, r.CRASHED) and self.first:
-            return self.first if self.status == r.FAILED else f"{self.first} (crashed)"
+        if self.status in (RunStatus.FAILED, RunStatus.CRASHED) and self.first:
+            return self.first if self.status == RunStatus.FAILED else f"{self.first} (crashed)"
         return self.status
 
 
@@ -115,6 +120,7 @@ class State:
     date: str
     started: float
     options: dict[str, Any]
+    name: str = "gpu-report"  # the report's file name, without .md / .json (report_name)
     env: dict[str, Any] = field(default_factory=dict)
     targets: list[devcheck.Target] = field(default_factory=list)
     gpu: dict[tuple[str, str], Verdict] = field(default_factory=dict)
@@ -191,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
             state.notes.append(f"unknown or unplayable drills ignored: {', '.join(unknown)}")
         drill_ids = [d for d in drill_ids if d in wanted]
     state.targets = [t for d in drill_ids for t in devcheck.targets(catalogue, catalogue.drill(d))]
+    state.name = free_name(
+        DOCS / "reports" / state.date,
+        report_name(args, drill_ids, all_drills=[d.id for d in catalogue.drills if not d.coming]),
+    )
     log(f"{len(drill_ids)} drills, {len(state.targets)} files to check; budget {args.budget:.0f} s")
 
     _step(state, "environment", lambda: state.env.update(environment()))
@@ -465,8 +475,104 @@ def run_verdicts(
 # ---- the report ---------------------------------------------------------------------------------
 
 
+def report_name(args: argparse.Namespace, drill_ids: list[str], all_drills: list[str]) -> str:
+    """What a run covers, as its report's name: `verdicts-bench-coach-all-drills`, `bench-t1-t2`."""
+    parts = [
+        part
+        for part, skipped in (
+            ("verdicts", args.skip_gpu and args.skip_cpu),
+            ("bench", args.skip_bench),
+            ("coach", args.skip_coach),
+        )
+        if not skipped
+    ]
+    drills = "all-drills" if drill_ids == all_drills else "-".join(drill_ids) or "no-drills"
+    return "-".join([*(parts or ["environment"]), drills])
+
+
+def free_name(folder: Path, name: str) -> str:
+    """`name`, or `name-2`, `name-3`, ...: the first that no report in `folder` has yet."""
+    candidate, n = name, 1
+    while (folder / f"{candidate}.md").exists():
+        n += 1
+        candidate = f"{name}-{n}"
+    return candidate
+
+
+# Columns of docs/reports/bench.csv: one row per timed case of a report, every report's rows in
+# one file (as Liger-Kernel keeps its benchmark data), so a case can be followed across runs.
+BENCH_COLUMNS = (
+    "date",
+    "report",  # <date>/<name>: the report the row comes from
+    "device",
+    "torch",
+    "triton",
+    "drill",
+    "case",
+    "dtype",
+    "graph_us",  # GPU time per call, CUDA-graph replay: the number the targets are judged on
+    "do_bench_us",  # triton's do_bench median: includes the host's launch cost
+    "graph_pct_copy",  # of the card's device-to-device copy bandwidth
+    "tflops",
+    "eager_graph_us",
+    "compile_graph_us",
+)
+
+
+def bench_rows(data: dict[str, Any], report: str) -> list[dict[str, Any]]:
+    """The timed cases of a report's JSON (report_json) as rows of bench.csv."""
+    env = data.get("env") or {}
+    rows = []
+    for drill, timed in sorted((data.get("benches") or {}).items()):
+        for row in timed.get("rows") or []:
+            if row.get("impl_us") is None:
+                continue  # the case failed or was never reached
+            rows.append(
+                {
+                    "date": data.get("date", ""),
+                    "report": report,
+                    "device": env.get("device") or timed.get("device") or "",
+                    "torch": env.get("torch") or timed.get("torch") or "",
+                    "triton": env.get("triton") or timed.get("triton") or "",
+                    "drill": drill,
+                    "case": row.get("label", ""),
+                    "dtype": row.get("dtype") or "",
+                    "graph_us": _rounded(row.get("graph_us")),
+                    "do_bench_us": _rounded(row.get("impl_us")),
+                    "graph_pct_copy": _rounded(row.get("graph_pct_copy")),
+                    "tflops": _rounded(row.get("tflops")),
+                    "eager_graph_us": _rounded(row.get("eager_graph_us")),
+                    "compile_graph_us": _rounded(row.get("compile_graph_us")),
+                }
+            )
+    return rows
+
+
+def _rounded(value: Any) -> float | str:
+    return round(value, 2) if isinstance(value, int | float) else ""
+
+
+def update_bench_csv(path: Path, report: str, rows: list[dict[str, Any]]) -> None:
+    """Put `rows` in the CSV in place of `report`'s earlier ones (a report is written again
+    after every step), keeping every other report's rows as they are."""
+    kept: list[dict[str, str]] = []
+    if path.exists():
+        with path.open(newline="", encoding="utf-8") as old:
+            kept = list(csv.DictReader(old))
+    others = [row for row in kept if row.get("report") != report]
+    if not rows and len(others) == len(kept):
+        return  # this report timed nothing, and had no rows: the file stays as it is
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with tmp.open("w", newline="", encoding="utf-8") as new:
+        writer = csv.DictWriter(new, fieldnames=BENCH_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows([*others, *rows])
+    os.replace(tmp, path)
+
+
 def write_report(state: State, out: str | None) -> list[Path]:
-    """docs/gpu-report-<date>.md and .json, and copies in `out`; never raises."""
+    """docs/reports/<date>/<name>.md and .json, and copies in `out`; never raises."""
     with state.write_lock:
         return _write_report(state, out)
 
@@ -482,8 +588,8 @@ def _write_report(state: State, out: str | None) -> list[Path]:
                 f"{traceback.format_exc()}```\n"
             )
     written = []
-    folders = [DOCS] + ([Path(out)] if out else [])
-    stem = f"gpu-report-{state.date}"
+    folders = [DOCS / "reports" / state.date] + ([Path(out)] if out else [])
+    stem = state.name
     for folder in folders:
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -495,6 +601,11 @@ def _write_report(state: State, out: str | None) -> list[Path]:
                 written.append(path)
         except OSError as exc:
             log(f"could not write into {folder}: {exc}")
+    table = DOCS / "reports" / "bench.csv"
+    try:
+        update_bench_csv(table, f"{state.date}/{stem}", bench_rows(data, f"{state.date}/{stem}"))
+    except (OSError, csv.Error) as exc:
+        log(f"could not update {table}: {exc}")
     return written
 
 
@@ -640,7 +751,7 @@ def render_markdown(state: State, data: dict[str, Any]) -> str:
         f"# GPU report {state.date}",
         "",
         f"Made by `python scripts/gpu_report.py {options}` in {state.elapsed:.0f} s. "
-        f"Raw data: `gpu-report-{state.date}.json`.",
+        f"Raw data: [{state.name}.json]({state.name}.json).",
         "",
         "## Machine",
         "",

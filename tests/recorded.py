@@ -11,6 +11,7 @@ from pathlib import Path
 from tutor import bench
 from tutor.bench.coach import coach_rows
 from tutor.bench.recipe import load_recipes
+from tutor.states import BenchStatus
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDED = json.loads((ROOT / "tests" / "data" / "perf-facts-h200-2026-12-01.json").read_text())
@@ -29,7 +30,7 @@ def recorded_report(entry: dict, recipe: Path) -> bench.BenchReport:
     for row in data["rows"]:
         row["dtype"] = row["label"].split()[-1]
     report = bench.BenchReport(
-        drill=entry["drill"], impl=entry["file"], status=bench.TIMED, impl_name="mine"
+        drill=entry["drill"], impl=entry["file"], status=BenchStatus.TIMED, impl_name="mine"
     )
-    bench.merge(report, {**data, "status": bench.TIMED})
+    bench.merge(report, {**data, "status": BenchStatus.TIMED})
     return report

@@ -8,6 +8,8 @@ GPU timers replaced by wall-clock ones, and the GPU report's reading of mutant f
 
 from __future__ import annotations
 
+import argparse
+import csv
 import importlib.util
 import json
 import math
@@ -25,6 +27,7 @@ from tutor.bench import child as bench_child
 from tutor.bench.recipe import DTYPES, RecipeError, load_recipes
 from tutor.catalogue import BenchCase
 from tutor.progress import ProgressStore
+from tutor.states import BenchStatus, RunStatus
 
 ROOT = Path(__file__).resolve().parents[1]
 # Every drill's recipes by function name (drills/bench/<id>.py): the course's own content.
@@ -184,7 +187,7 @@ def _report(*rows: bench.BenchRow) -> bench.BenchReport:
     return bench.BenchReport(
         drill="t2",
         impl=str(ROOT / "drills/mine/t2_softmax.py"),
-        status=bench.TIMED,
+        status=BenchStatus.TIMED,
         device="NVIDIA H200",
         copy_gbps=4273.0,
         launch_us=2.9,
@@ -239,7 +242,7 @@ def test_format_report_explains_why_nothing_was_timed():
     report = bench.BenchReport(
         drill="t3",
         impl="x.py",
-        status=bench.TESTS_FAIL,
+        status=BenchStatus.TESTS_FAIL,
         message="not timed: tests fail (padding-where).",
     )
     assert "not timed: tests fail (padding-where)." in bench.format_report(report)
@@ -288,31 +291,31 @@ def no_child(monkeypatch):
 
 
 def test_without_a_gpu_the_bench_refuses_at_once(catalogue, no_child):
-    runner = FakeRunner(r.PASSED, "cpu-interpreter")
+    runner = FakeRunner(RunStatus.PASSED, "cpu-interpreter")
     report = bench.bench_drill(catalogue, "t2", "solutions", runner=runner, gpu=False)
     assert runner.calls == []  # no test was run: the answer comes before any work
-    assert report.status == bench.NO_GPU and not report.timed and report.rows == []
+    assert report.status == BenchStatus.NO_GPU and not report.timed and report.rows == []
     assert "interpreter" in report.message and "one after another" in report.message
 
 
 def test_tests_that_ran_on_the_cpu_after_all_time_nothing(catalogue, no_child):
-    runner = FakeRunner(r.PASSED, "cpu-interpreter")
+    runner = FakeRunner(RunStatus.PASSED, "cpu-interpreter")
     report = bench.bench_drill(catalogue, "t2", "solutions", runner=runner, gpu=True)
     assert runner.calls == [("t2", "solutions")]
-    assert report.status == bench.NO_GPU and not report.timed and report.rows == []
+    assert report.status == BenchStatus.NO_GPU and not report.timed and report.rows == []
     assert "interpreter" in report.message and "one after another" in report.message
     assert "interpreter" in bench.format_report(report)
 
 
 def test_forced_cpu_times_nothing(catalogue, no_child):
     report = bench.bench_drill(catalogue, "t2", "solutions", verify=False, force_cpu=True)
-    assert report.status == bench.NO_GPU and "--cpu" in report.message
+    assert report.status == BenchStatus.NO_GPU and "--cpu" in report.message
 
 
 def test_a_failing_kernel_is_not_timed(catalogue, no_child):
-    runner = FakeRunner(r.FAILED, "cuda", ["padding-neg-inf"])
+    runner = FakeRunner(RunStatus.FAILED, "cuda", ["padding-neg-inf"])
     report = bench.bench_drill(catalogue, "t2", "mine", runner=runner, gpu=True)
-    assert report.status == bench.TESTS_FAIL
+    assert report.status == BenchStatus.TESTS_FAIL
     assert report.message.startswith("not timed: tests fail (padding-neg-inf)")
 
 
@@ -351,7 +354,7 @@ def test_the_bench_process_report_is_read_into_rows(catalogue, tmp_path):
         catalogue,
         "t2",
         "solutions",
-        runner=FakeRunner(r.PASSED, "cuda"),
+        runner=FakeRunner(RunStatus.PASSED, "cuda"),
         python=_fake_python(tmp_path, "ok"),
         gpu=True,
         on_progress=lines.append,
@@ -374,7 +377,7 @@ def test_a_bench_process_that_runs_too_long_is_stopped(catalogue, tmp_path):
         python=_fake_python(tmp_path, "sleep"),
         gpu=True,
     )
-    assert report.status == bench.ERROR and "stopped after 2 s" in report.message
+    assert report.status == BenchStatus.ERROR and "stopped after 2 s" in report.message
     assert "[bench] starting" in report.output
 
 
@@ -387,7 +390,7 @@ def test_a_bench_process_that_dies_without_a_report_is_an_error(catalogue, tmp_p
         python=_fake_python(tmp_path, "crash"),
         gpu=True,
     )
-    assert report.status == bench.ERROR and report.rows == []
+    assert report.status == BenchStatus.ERROR and report.rows == []
     assert "exit code 3" in report.message and "Segmentation fault" in report.output
     assert "Segmentation fault" in bench.format_report(report)
 
@@ -438,7 +441,7 @@ def test_bench_process_logic_on_the_cpu(monkeypatch, tmp_path, catalogue):
         catalogue.paths.bench_recipe("f3"),
         with_compile=False,
     )
-    assert report["status"] == bench_child.TIMED
+    assert report["status"] == BenchStatus.TIMED
     assert json.loads(out.read_text())["rows"] == json.loads(json.dumps(report["rows"]))
     fused, silu = report["rows"]
     assert fused["us"] == {"mine": 10.0, "eager": 10.0}
@@ -484,7 +487,7 @@ def test_bench_process_without_a_gpu_writes_no_gpu(monkeypatch, tmp_path):
     out = tmp_path / "report.json"
     code = bench_child.main(["--drill", "t2", "--impl", "x.py", "--out", str(out)])
     assert code == 0
-    assert json.loads(out.read_text())["status"] == bench_child.NO_GPU
+    assert json.loads(out.read_text())["status"] == BenchStatus.NO_GPU
 
 
 # ---- the GPU report ------------------------------------------------------------------------------
@@ -506,9 +509,9 @@ def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
     state.targets = devcheck.targets(catalogue, catalogue.drill("t2"))[:2]
     first, second = state.targets
     assert first.name == "solution" and first.expect == "pass"
-    state.gpu[("t2", first.name)] = gpu_report.Verdict(r.PASSED, backend="cuda", ok=True)
+    state.gpu[("t2", first.name)] = gpu_report.Verdict(RunStatus.PASSED, backend="cuda", ok=True)
     state.cpu[("t2", first.name)] = gpu_report.Verdict(
-        r.FAILED, "mismatch", message="differs", ok=False
+        RunStatus.FAILED, "mismatch", message="differs", ok=False
     )
     decode = _row(
         "softmax m=16 n=8192 bfloat16",
@@ -550,6 +553,28 @@ def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
     assert json.loads(json.dumps(data, default=str))["anchors"]["copy_gbps"] == 4273.0
 
 
+def test_a_gpu_report_is_named_by_what_it_covers_and_never_replaces_one(gpu_report, tmp_path):
+    args = argparse.Namespace(skip_gpu=False, skip_cpu=True, skip_bench=True, skip_coach=False)
+    every = ["t0", "b2", "f3"]
+    assert gpu_report.report_name(args, ["b2", "f3"], every) == "verdicts-coach-b2-f3"
+    assert gpu_report.report_name(args, every, every) == "verdicts-coach-all-drills"
+    assert gpu_report.free_name(tmp_path, "verdicts-coach-b2-f3") == "verdicts-coach-b2-f3"
+    (tmp_path / "verdicts-coach-b2-f3.md").write_text("the morning's run")
+    assert gpu_report.free_name(tmp_path, "verdicts-coach-b2-f3") == "verdicts-coach-b2-f3-2"
+
+
+def test_the_bench_csv_keeps_every_reports_rows_and_replaces_a_reports_own(gpu_report, tmp_path):
+    table = tmp_path / "bench.csv"
+    row = lambda report, us: {"report": report, "drill": "t2", "do_bench_us": us}  # noqa: E731
+    gpu_report.update_bench_csv(table, "2026-12-01/bench-t2", [row("2026-12-01/bench-t2", 40.0)])
+    gpu_report.update_bench_csv(table, "2026-12-02/bench-t2", [row("2026-12-02/bench-t2", 37.0)])
+    gpu_report.update_bench_csv(table, "2026-12-02/bench-t2", [row("2026-12-02/bench-t2", 36.5)])
+    gpu_report.update_bench_csv(table, "2026-12-02/verdicts-t2", [])  # timed nothing
+    with table.open(newline="") as text:
+        rows = [(r["report"], r["do_bench_us"]) for r in csv.DictReader(text)]
+    assert rows == [("2026-12-01/bench-t2", "40.0"), ("2026-12-02/bench-t2", "36.5")]
+
+
 def test_gpu_report_survives_a_failing_bench_and_writes_its_files(
     gpu_report, monkeypatch, tmp_path
 ):
@@ -584,11 +609,20 @@ def test_gpu_report_survives_a_failing_bench_and_writes_its_files(
     assert code == 0
     assert [c[:3] for c in calls] == [("t1", "solutions", False), ("t2", "solutions", False)]
     assert all(45 <= c[3] <= 300 for c in calls)
-    (md,) = (tmp_path / "out").glob("gpu-report-*.md")
+    (md,) = (tmp_path / "out").glob("*.md")
+    assert md.name == "bench-t1-t2.md"  # named by what the run covers
     text = md.read_text()
     assert "bench t1 failed: RuntimeError: the card fell over" in text
     assert "| t2 softmax m=4096 n=8192 bfloat16 | 36.50 | 3677 | 86% |" in text
-    assert (tmp_path / "docs" / md.name).read_text() == text
+    (kept,) = (tmp_path / "docs" / "reports").glob(f"*/{md.name}")
+    assert kept.read_text() == text and kept.with_suffix(".json").is_file()
+    # The report was written after every step; its timed case is in the one CSV once.
+    with (tmp_path / "docs" / "reports" / "bench.csv").open(newline="") as table:
+        rows = list(csv.DictReader(table))
+    assert [(row["drill"], row["case"], row["do_bench_us"]) for row in rows] == [
+        ("t2", "softmax m=4096 n=8192 bfloat16", "36.5")
+    ]
+    assert rows[0]["report"] == f"{kept.parent.name}/bench-t1-t2"
     data = json.loads(md.with_suffix(".json").read_text())
     assert data["benches"]["t2"]["rows"][0]["impl_us"] == 36.5
 
@@ -606,7 +640,7 @@ def test_gpu_report_lists_the_coach_verdict_of_every_perf_target(gpu_report, mon
     monkeypatch.setattr(gpu_report.bench, "bench_drill", fake_bench)
     args = ["--skip-cpu", "--skip-gpu", "--skip-bench", "--drills", "t2", "--out", str(tmp_path)]
     assert gpu_report.main(args) == 0
-    coach = json.loads(next(tmp_path.glob("gpu-report-*.json")).read_text())["coach"]
+    coach = json.loads((tmp_path / "coach-t2.json").read_text())["coach"]
     assert {(row["file"], row["expected"]) for row in coach} == {
         ("solution", "none"),
         ("perf-spills__one_warp.patch", "spills"),
@@ -614,4 +648,4 @@ def test_gpu_report_lists_the_coach_verdict_of_every_perf_target(gpu_report, mon
     assert [row["ok"] for row in coach if row["file"] == "solution"] == [True]
     assert [row["ok"] for row in coach if row["file"] != "solution"] == [False]
     assert ("t2", "perf-spills__one_warp.py", ["1"]) in benched  # its bench-case: 1 line
-    assert "## The perf coach" in next(tmp_path.glob("gpu-report-*.md")).read_text()
+    assert "## The perf coach" in (tmp_path / "coach-t2.md").read_text()

@@ -6,7 +6,8 @@ from tutor import progress as p
 from tutor.catalogue import load_catalogue
 from tutor.coach import Coach
 from tutor.hints import HintBook
-from tutor.results import FAILED, PASSED, RunResult, TestResult
+from tutor.results import RunResult, TestResult
+from tutor.states import DrillStatus, RunStatus
 
 
 def _run(status, diagnoses=()):
@@ -27,18 +28,18 @@ def _coach(course):
 
 def test_first_failure_reveals_only_the_first_stage(course):
     coach = _coach(course)
-    view = coach.record_run(_run(FAILED, ["padding-where", "mismatch"]))
+    view = coach.record_run(_run(RunStatus.FAILED, ["padding-where", "mismatch"]))
     assert view.diagnosis == "padding-where"
     assert len(view.stages) == 1 and not view.exhausted
     book = HintBook(course.hints_dir, "t3")
     assert view.stages[0] == book.ladder("padding-where").stages[0]
     # Failing again with the same mistake does not reveal more by itself.
-    assert len(coach.record_run(_run(FAILED, ["padding-where"])).stages) == 1
+    assert len(coach.record_run(_run(RunStatus.FAILED, ["padding-where"])).stages) == 1
 
 
 def test_next_stage_on_request_until_exhausted_then_solution_unlocks(course):
     coach = _coach(course)
-    coach.record_run(_run(FAILED, ["padding-where"]))
+    coach.record_run(_run(RunStatus.FAILED, ["padding-where"]))
     assert not coach.solution_unlocked("t3")
     total = len(HintBook(course.hints_dir, "t3").ladder("padding-where").stages)
     for shown in range(2, total + 1):
@@ -50,20 +51,22 @@ def test_next_stage_on_request_until_exhausted_then_solution_unlocks(course):
 
 def test_reveals_are_remembered_across_processes(course):
     coach = _coach(course)
-    coach.record_run(_run(FAILED, ["padding-where"]))
+    coach.record_run(_run(RunStatus.FAILED, ["padding-where"]))
     coach.reveal_next("t3")
     assert len(_coach(course).current("t3").stages) == 2
 
 
 def test_pass_records_whether_hints_were_used(course):
     coach = _coach(course)
-    coach.record_run(_run(FAILED, ["unbiased-variance"]))
-    assert coach.record_run(_run(PASSED)) is None
+    coach.record_run(_run(RunStatus.FAILED, ["unbiased-variance"]))
+    assert coach.record_run(_run(RunStatus.PASSED)) is None
     state = p.ProgressStore(course.progress_file).drill("t3")
-    assert state.status == p.PASSED and state.solved_with_hints is True and state.runs == 2
+    assert (
+        state.status == DrillStatus.PASSED and state.solved_with_hints is True and state.runs == 2
+    )
     clean = _coach(course)
     clean.store.drill("t1")
-    clean.record_run(RunResult("t1", "m.py", PASSED, tests=[TestResult("x", "passed")]))
+    clean.record_run(RunResult("t1", "m.py", RunStatus.PASSED, tests=[TestResult("x", "passed")]))
     assert p.ProgressStore(course.progress_file).drill("t1").solved_with_hints is False
 
 
@@ -74,7 +77,7 @@ def test_unknown_diagnosis_falls_back_to_the_generic_ladder(course):
 
 def test_the_not_started_ladder_never_opens_the_solution(course):
     coach = _coach(course)
-    coach.record_run(_run(FAILED, ["not-started"]))
+    coach.record_run(_run(RunStatus.FAILED, ["not-started"]))
     total = len(HintBook(course.hints_dir, "t3").ladder("not-started").stages)
     for _ in range(total + 1):
         coach.reveal_next("t3")
@@ -85,14 +88,14 @@ def test_the_not_started_ladder_never_opens_the_solution(course):
 
 def test_a_pass_then_a_failure_is_solved_but_failing_and_reset_clears_the_run(course):
     coach = _coach(course)
-    coach.record_run(_run(PASSED))
-    coach.record_run(_run(FAILED, ["padding-where"]))
+    coach.record_run(_run(RunStatus.PASSED))
+    coach.record_run(_run(RunStatus.FAILED, ["padding-where"]))
     state = p.ProgressStore(course.progress_file).drill("t3")
-    assert state.status == p.FAILING and state.solved and state.regressed
+    assert state.status == DrillStatus.FAILING and state.solved and state.regressed
     assert coach.solution_unlocked("t3")  # passed once
     coach.forget_run("t3")
     state = p.ProgressStore(course.progress_file).drill("t3")
-    assert state.last_run is None and state.status == p.NOT_STARTED and state.solved
+    assert state.last_run is None and state.status == DrillStatus.NOT_STARTED and state.solved
 
 
 def test_stages_render_as_markdown_code_and_as_plain_text_from_one_source():
@@ -115,7 +118,7 @@ def test_stages_render_as_markdown_code_and_as_plain_text_from_one_source():
 
 def _failed_with(course, diagnosis, facts, drill="t0"):
     tests = [TestResult("t::a", "failed", diagnosis=diagnosis, facts=facts)]
-    return RunResult(drill, "mine.py", FAILED, tests=tests, diagnoses=[diagnosis])
+    return RunResult(drill, "mine.py", RunStatus.FAILED, tests=tests, diagnoses=[diagnosis])
 
 
 def test_a_stage_carries_the_runs_own_numbers_and_reads_well_without_them(course):

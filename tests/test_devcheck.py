@@ -11,6 +11,7 @@ from cli_helpers import tutor
 
 from tutor import devcheck, patches
 from tutor.catalogue import load_catalogue
+from tutor.states import RunStatus
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -93,18 +94,20 @@ def test_judge_follows_the_file_name(catalogue):
     drill = catalogue.drill("t2")
     by_name = {t.name: t for t in devcheck.targets(catalogue, drill)}
     mutant = by_name["padding-neg-inf__other_zero.py"]
-    named = r.RunResult("t2", "x", r.FAILED, diagnoses=["padding-neg-inf", "mismatch"])
-    other = r.RunResult("t2", "x", r.FAILED, diagnoses=["mismatch", "padding-neg-inf"])
+    named = r.RunResult("t2", "x", RunStatus.FAILED, diagnoses=["padding-neg-inf", "mismatch"])
+    other = r.RunResult("t2", "x", RunStatus.FAILED, diagnoses=["mismatch", "padding-neg-inf"])
     assert devcheck.judge(mutant, named).ok
     assert not devcheck.judge(mutant, other).ok
     solution = by_name["solution"]
-    assert devcheck.judge(solution, r.RunResult("t2", "x", r.PASSED)).ok
-    assert not devcheck.judge(solution, r.RunResult("t2", "x", r.PASSED, diagnoses=["x"])).ok
+    assert devcheck.judge(solution, r.RunResult("t2", "x", RunStatus.PASSED)).ok
+    assert not devcheck.judge(
+        solution, r.RunResult("t2", "x", RunStatus.PASSED, diagnoses=["x"])
+    ).ok
     starter = by_name["starter"]
     started = r.RunResult(
         "t2",
         "x",
-        r.FAILED,
+        RunStatus.FAILED,
         diagnoses=["not-started"],
         tests=[r.TestResult("t::a", "failed", "not-started")],
     )
@@ -112,7 +115,7 @@ def test_judge_follows_the_file_name(catalogue):
     half = r.RunResult(
         "t2",
         "x",
-        r.FAILED,
+        RunStatus.FAILED,
         diagnoses=["not-started"],
         tests=[r.TestResult("t::a", "failed"), r.TestResult("t::b", "passed")],
     )

@@ -53,7 +53,7 @@ def test_errors_while_running_are_classified(tmp_path):
     module = learner.load(path, ("todo", "broken", "torch_only"))
     with pytest.raises(DrillFailure) as caught:
         module.todo([1])
-    assert caught.value.diagnosis == dx.NOT_STARTED
+    assert caught.value.diagnosis == dx.NOT_WRITTEN
     with pytest.raises(DrillFailure) as caught:
         module.broken([1])
     assert caught.value.diagnosis == dx.PYTHON_ERROR and caught.value.line == 4

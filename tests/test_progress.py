@@ -5,6 +5,30 @@ from __future__ import annotations
 import json
 
 from tutor import progress as p
+from tutor.states import DrillStatus
+
+
+def test_a_file_written_before_the_status_enums_reads_and_writes_the_same_words(tmp_path):
+    path = tmp_path / "progress.json"
+    old = {
+        "t1": {"status": "passed", "runs": 1, "passed_runs": 1},
+        "t2": {"status": "failing", "runs": 3, "solved_at": "2026-11-30T10:00:00"},
+        "t3": {"status": "not-started", "runs": 2, "solved_at": "2026-11-30T11:00:00"},
+    }
+    path.write_text(json.dumps({"schema": 1, "drills": old}))
+    store = p.ProgressStore(path)
+    assert store.warning is None
+    assert store.drill("t1").status == DrillStatus.PASSED and store.drill("t1").solved
+    assert store.drill("t2").regressed and store.drill("t3").solved
+    assert store.drill("t4").status == DrillStatus.NOT_STARTED  # never seen: the default
+    store.save()
+    written = json.loads(path.read_text())["drills"]
+    assert {d: written[d]["status"] for d in written} == {
+        "t1": "passed",
+        "t2": "failing",
+        "t3": "not-started",
+        "t4": "not-started",
+    }
 
 
 def test_round_trip(tmp_path):

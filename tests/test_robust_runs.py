@@ -22,10 +22,10 @@ import pytest
 from cli_helpers import tutor
 
 from tutor import diagnoses as dx
-from tutor import results as r
 from tutor.catalogue import load_catalogue
 from tutor.progress import ProgressStore
 from tutor.runner import Runner
+from tutor.states import RunStatus
 
 # A T3 learner file whose layer_norm starts two processes that would outlive a careless run
 # (one in the run's group, one in a session of its own), writes a flag, then spins forever.
@@ -81,14 +81,14 @@ def _wait_for(path: Path, seconds: float = 120.0) -> None:
 def test_processes_the_learner_leaves_behind_end_with_the_run(course, tmp_path):
     path, mark, _ = _learner(tmp_path, hang=False)
     result = Runner(load_catalogue(course), force_cpu=True).run("t3", str(path))
-    assert result.status == r.FAILED and result.diagnoses[0] == dx.NOT_STARTED
+    assert result.status == RunStatus.FAILED and result.diagnoses[0] == dx.NOT_WRITTEN
     assert _gone_within(lambda: _sleepers(mark)), "a process the learner started outlived the run"
 
 
 def test_a_hang_is_ended_with_everything_it_started(course, tmp_path):
     path, mark, _ = _learner(tmp_path, hang=True)
     result = Runner(load_catalogue(course), force_cpu=True, timeout=5).run("t3", str(path))
-    assert result.status == r.TIMEOUT and "killed after 5 s while running" in result.message
+    assert result.status == RunStatus.TIMEOUT and "killed after 5 s while running" in result.message
     assert _gone_within(lambda: _sleepers(mark))
 
 
@@ -168,7 +168,7 @@ def test_a_run_past_its_memory_limit_ends_as_out_of_memory(course, tmp_path):
     path.write_text(EATS_MEMORY)
     runner = Runner(load_catalogue(course), force_cpu=True, memory_limit=2 * 2**30)
     result = runner.run("t3", str(path))
-    assert result.status == r.OUT_OF_MEMORY
+    assert result.status == RunStatus.OUT_OF_MEMORY
     assert result.diagnoses == [dx.OUT_OF_MEMORY]
     assert (
         "past its limit of 2.0 GiB" in result.message and "TUTOR_MEMORY_LIMIT_MB" in result.message
@@ -231,7 +231,7 @@ def test_sys_exit_at_import_is_named(course, tmp_path):
     path = tmp_path / "exits.py"
     path.write_text("import sys\nsys.exit(0)\n")
     result = Runner(load_catalogue(course), force_cpu=True).run("t1", str(path))
-    assert result.status == r.FAILED and result.diagnoses == [dx.IMPORT_ERROR]
+    assert result.status == RunStatus.FAILED and result.diagnoses == [dx.IMPORT_ERROR]
     assert "called sys.exit(0)" in result.tests[0].message
 
 
@@ -250,7 +250,7 @@ def test_a_fork_does_not_report_every_test_twice(course, tmp_path):
     )
     result = Runner(load_catalogue(course), force_cpu=True).run("t1", str(path))
     ids = [t.id for t in result.tests]
-    assert ids and len(ids) == len(set(ids)) and result.diagnoses == [dx.NOT_STARTED]
+    assert ids and len(ids) == len(set(ids)) and result.diagnoses == [dx.NOT_WRITTEN]
 
 
 def test_output_to_a_closed_pipe_is_no_traceback(course):
@@ -410,7 +410,7 @@ def test_code_that_signals_its_parent_is_named_and_the_tutor_goes_on(
     out = tutor(course, "check", "t1", "--impl", str(path), "--cpu", "--json", "--timeout", "60")
     assert out.returncode == 1, out.stderr  # tests failed: the tutor lived to say so
     data = json.loads(out.stdout)
-    assert data["status"] == r.CRASHED and data["diagnoses"][0] == dx.SIGNALS_PARENT
+    assert data["status"] == RunStatus.CRASHED and data["diagnoses"][0] == dx.SIGNALS_PARENT
     assert f"your code {did} the process that runs it" in data["message"]
 
 
@@ -443,7 +443,7 @@ def test_a_thread_the_learner_leaves_running_does_not_hold_a_passing_run(
     result = Runner(load_catalogue(course), force_cpu=True, timeout=60, warm=pool).run(
         "t1", str(path)
     )
-    assert result.status == r.PASSED, (result.status, result.diagnoses, result.message)
+    assert result.status == RunStatus.PASSED, (result.status, result.diagnoses, result.message)
     assert result.warm is warm
 
 
@@ -469,7 +469,7 @@ def test_forged_events_on_the_tutors_channel_pass_nothing(course, tmp_path):
     path.write_text(FORGES_EVENTS.format())
     result = Runner(load_catalogue(course), force_cpu=True).run("t1", str(path))
     assert not result.passed and result.tests == []
-    assert result.status == r.CRASHED and "while running test_" in result.message
+    assert result.status == RunStatus.CRASHED and "while running test_" in result.message
 
 
 def test_a_fifo_or_a_binary_file_under_test_is_named(course, tmp_path):

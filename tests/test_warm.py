@@ -188,7 +188,7 @@ def test_a_warm_process_killed_during_a_run_takes_nothing_of_the_run(course, poo
     pool.process.kill()
     thread.join(timeout=300)
     (result,) = results
-    assert result.warm and result.diagnoses == [dx.NOT_STARTED], result.message
+    assert result.warm and result.diagnoses == [dx.NOT_WRITTEN], result.message
     assert not result.message  # nothing to excuse: the run never noticed
     assert pool.wait_ready(180) and pool.process.pid != old  # another one took its place
 
@@ -206,10 +206,10 @@ def test_a_stopped_warm_process_holds_no_run_and_is_replaced(course, pool, tmp_p
     os.kill(stopped, signal.SIGSTOP)  # during a borrowed run
     out, _ = check.communicate(timeout=300)
     first = json.loads(out)
-    assert first["runner"] == "warm" and first["diagnoses"] == [dx.NOT_STARTED]
+    assert first["runner"] == "warm" and first["diagnoses"] == [dx.NOT_WRITTEN]
     # The next run finds it stopped: cold at once, and the stopped process is retired.
     second = json.loads(_check(course, "t1", "--impl", str(path), "--cpu", "--json").stdout)
-    assert second["runner"] == "cold" and second["diagnoses"] == [dx.NOT_STARTED]
+    assert second["runner"] == "cold" and second["diagnoses"] == [dx.NOT_WRITTEN]
     assert _gone(stopped)
     assert pool.wait_ready(180) and pool.process.pid != stopped  # its owner started another
     third = json.loads(_check(course, "t1", "--impl", str(path), "--cpu", "--json").stdout)
@@ -271,6 +271,6 @@ def test_a_warm_process_that_does_not_answer_is_retired_and_replaced(
     os.kill(silent, signal.SIGSTOP)
     path, _ = _learner(tmp_path, wait=0)
     result = Runner(load_catalogue(course), force_cpu=True, warm=pool).run("t1", str(path))
-    assert not result.warm and result.diagnoses == [dx.NOT_STARTED]  # this run went cold
+    assert not result.warm and result.diagnoses == [dx.NOT_WRITTEN]  # this run went cold
     assert _gone(silent)
     assert pool.wait_ready(180) and pool.process.pid != silent and pool.launches == 2

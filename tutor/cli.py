@@ -122,8 +122,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class Stopped(Exception):
-    """SIGTERM or SIGHUP arrived: end the run in progress and leave with its exit code."""
+class Stopped(BaseException):
+    """SIGTERM or SIGHUP arrived: end the run in progress and leave with its exit code.
+
+    A BaseException, as KeyboardInterrupt is, so that no `except Exception` on the way (a
+    check turns a failing runner into a set-up error) takes it for an error."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
@@ -206,11 +209,12 @@ def cmd_list(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
 
 
 def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
-    from tutor import workspace
+    from tutor import collect, workspace
+    from tutor.checkrun import check
     from tutor.hints import HintBook
     from tutor.report import format_hint, format_run
-    from tutor.results import CRASHED, SETUP_ERROR, TIMEOUT
     from tutor.runner import DEFAULT_TIMEOUT_S, Runner
+    from tutor.states import RunStatus
 
     drill = _drill(catalogue, args.drill)
     # A broken hints file is found before the run, not after it (when the run would be lost).
@@ -225,63 +229,28 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
             raise UsageError(str(exc)) from None
     from tutor.warm import WarmPool
 
+    force_cpu = getattr(args, "cpu", False)
     runner = Runner(
         catalogue,
-        force_cpu=getattr(args, "cpu", False),
+        force_cpu=force_cpu,
         timeout=args.timeout or DEFAULT_TIMEOUT_S,
-        # the app's, while it is open
-        warm=WarmPool.find(catalogue.paths.state_dir, cpu=getattr(args, "cpu", False)),
+        warm=WarmPool.find(catalogue.paths.state_dir, cpu=force_cpu),  # the app's, while open
     )
-    result = runner.run(drill.id, args.impl)
-    coach = Coach(catalogue, store)
-    view, recorded, not_saved = None, False, None
-    if args.impl == "mine" and result.status != SETUP_ERROR:
-        try:
-            view, recorded = coach.record_run(result), True
-        except OSError as exc:  # a full disk: the verdict is still worth showing
-            not_saved = exc
-    if not recorded and result.diagnoses:  # show the first stage, remember nothing
-        view = coach.preview(drill.id, result.diagnoses[0], result)
-    never_ran: list[str] = []
-    if result.status in (TIMEOUT, CRASHED):  # name the tests the run never reached
-        from tutor.collect import never_ran as missing
-        from tutor.collect import test_ids
-
-        ids = test_ids(catalogue, drill.id, args.impl, force_cpu=getattr(args, "cpu", False))
-        never_ran = missing(result, ids)
+    checked = check(
+        runner,
+        Coach(catalogue, store),
+        drill.id,
+        args.impl,
+        list_tests=collect.lister(catalogue, force_cpu=force_cpu),
+    )
+    result, view, not_saved = checked.result, checked.hint, checked.not_saved
     if args.json:
-        data = {
-            "drill": drill.id,
-            "passed": result.passed,
-            "backend": result.backend,
-            "device_name": result.device_name,
-            "status": result.status,
-            "impl": result.impl,
-            "tests": [
-                {
-                    "id": t.id,
-                    "outcome": t.outcome,
-                    "diagnosis": t.diagnosis,
-                    "message": t.message,
-                    "details": t.details,
-                    "line": t.line,
-                    **({"where": t.where, "error_map": t.error_map} if t.where else {}),
-                }
-                for t in result.tests
-            ],
-            "diagnoses": result.diagnoses,
-            "hint": asdict(view) if view else None,
-            "message": result.message,
-            "duration": result.duration,
-            "runner": "warm" if result.warm else "cold",
-            "never_ran": never_ran,
-        }
-        print(json.dumps(data, indent=2))
+        print(json.dumps(checked.to_json(), indent=2))
     else:
-        print(format_run(result, book, str(catalogue.paths.root) + "/", never_ran))
+        print(format_run(result, book, str(catalogue.paths.root) + "/", checked.never_ran))
         if view is not None:
             print()
-            print(format_hint(view, drill.id, remembered=recorded))
+            print(format_hint(view, drill.id, remembered=checked.recorded))
         elif result.passed and args.impl == "mine":
             print(f"Well done. {drill.taught}")
             following = catalogue.next_after(drill.id)
@@ -289,7 +258,7 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
                 print(f"Next: `tutor check {following.id}` ({following.title}).")
     if not_saved is not None:
         print(f"tutor: {not_saved.filename}: {not_saved.strerror}", file=sys.stderr)
-    if result.status == SETUP_ERROR or not_saved is not None:  # the message is above
+    if result.status == RunStatus.SETUP_ERROR or not_saved is not None:  # the message is above
         return EXIT_USAGE
     return EXIT_OK if result.passed else EXIT_FAILED
 

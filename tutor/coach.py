@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 from tutor import progress as p
 from tutor.catalogue import Catalogue
-from tutor.diagnoses import NOT_STARTED
+from tutor.diagnoses import NOT_WRITTEN
 from tutor.hints import HintBook, Ladder, fill
 from tutor.results import RunResult
+from tutor.states import DrillStatus, Outcome
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class HintView:
     @property
     def opens_solution(self) -> bool:
         """Whether this ladder, once exhausted, opens the solution (not-started never does)."""
-        return self.diagnosis != NOT_STARTED
+        return self.diagnosis != NOT_WRITTEN
 
 
 class Coach:
@@ -58,19 +59,19 @@ class Coach:
             "diagnoses": result.diagnoses,
             "backend": result.backend,
             "at": p.now(),
-            "passed_tests": sum(t.outcome == "passed" for t in result.tests),
+            "passed_tests": sum(t.outcome == Outcome.PASSED for t in result.tests),
             "tests": len(result.tests),
             "facts": facts_of(result, result.diagnoses[0] if result.diagnoses else None),
         }
         if result.passed:
             state.passed_runs += 1
-            if state.status != p.PASSED:
+            if state.status != DrillStatus.PASSED:
                 state.solved_at = p.now()
                 state.solved_with_hints = state.hints_revealed > 0
-            state.status = p.PASSED
+            state.status = DrillStatus.PASSED
             state.active_diagnosis = None
         else:
-            state.status = p.FAILING  # a pass before is kept in solved_at
+            state.status = DrillStatus.FAILING  # a pass before is kept in solved_at
             state.active_diagnosis = result.diagnoses[0] if result.diagnoses else None
             if state.active_diagnosis and not state.hints.get(state.active_diagnosis):
                 state.hints[state.active_diagnosis] = 1
@@ -125,7 +126,7 @@ class Coach:
         with self.store.update() as store:  # under the lock: a run finishing now loses nothing
             state = store.drills.get(drill_id)
             if state is not None:
-                state.status = p.NOT_STARTED
+                state.status = DrillStatus.NOT_STARTED
                 state.last_run = None
                 state.active_diagnosis = None
 
@@ -139,7 +140,7 @@ class Coach:
             return True
         book = self.book(drill_id)
         return any(
-            diagnosis != NOT_STARTED and shown >= len(book.ladder(diagnosis).stages)
+            diagnosis != NOT_WRITTEN and shown >= len(book.ladder(diagnosis).stages)
             for diagnosis, shown in state.hints.items()
         )
 

@@ -33,11 +33,11 @@ from pathlib import Path
 
 from tutor import diagnoses as dx
 from tutor import patches
-from tutor import results as r
 from tutor.catalogue import Catalogue, Drill
 from tutor.hints import HintBook, HintFileError, drill_ladders
 from tutor.results import RunResult
 from tutor.runner import Runner
+from tutor.states import RunStatus
 
 CORRECT = "correct"  # mutants named correct__<variant>.py must pass clean
 PERF = "perf-"  # perf-<perf diagnosis>__<variant>.py: correct, and slow for that reason
@@ -105,7 +105,7 @@ def targets(catalogue: Catalogue, drill: Drill, *, starter: bool = True) -> list
     paths = catalogue.paths
     found = [Target(drill.id, SOLUTION, paths.solution(drill.file), "pass")]
     if starter:
-        found.append(Target(drill.id, STARTER, paths.starter(drill.file), dx.NOT_STARTED))
+        found.append(Target(drill.id, STARTER, paths.starter(drill.file), dx.NOT_WRITTEN))
     for path in mutants_of(catalogue, drill.id):
         if path.suffix == ".patch":
             built, stale = _build_patch_mutant(catalogue, drill, path)
@@ -164,17 +164,17 @@ def judge(target: Target, result: RunResult | None) -> Finding:
     got = "pass" if result.passed else (first or result.status)
     if target.expect == "pass":
         ok = result.passed and not result.diagnoses
-    elif target.expect == dx.NOT_STARTED:
+    elif target.expect == dx.NOT_WRITTEN:
         ok = (
-            result.status == r.FAILED
-            and result.diagnoses == [dx.NOT_STARTED]
-            and all(t.outcome == "failed" for t in result.tests)
+            result.status == RunStatus.FAILED
+            and result.diagnoses == [dx.NOT_WRITTEN]
+            and all(t.failed for t in result.tests)
         )
     else:
-        ok = result.status in (r.FAILED, r.CRASHED) and first == target.expect
+        ok = result.status in (RunStatus.FAILED, RunStatus.CRASHED) and first == target.expect
     if ok:
         return Finding(target.drill, target.name, True, f"{got}, as it must")
-    failed = [t for t in result.tests if t.outcome == "failed"]
+    failed = [t for t in result.tests if t.failed]
     why = failed[0].message if failed else result.message
     detail = f" ({failed[0].name}: {why})" if failed else (f" ({why})" if why else "")
     return Finding(

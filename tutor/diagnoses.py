@@ -10,7 +10,9 @@ from __future__ import annotations
 # Rank 0 is reserved for a drill's own ids; lower rank = more specific.
 DRILL_RANK = 0
 
-NOT_STARTED = "not-started"
+# A function of the starter not written yet (its TODO body). Not the drill status of the same
+# word (tutor.states.DrillStatus.NOT_STARTED): that one says where the learner stands.
+NOT_WRITTEN = "not-started"
 MISSING_FILE = "missing-file"
 SYNTAX_ERROR = "syntax-error"
 IMPORT_ERROR = "import-error"
@@ -65,7 +67,7 @@ GENERIC_RANKS: dict[str, int] = {
     NAN_OR_INF: 3,
     MISMATCH: 4,
     # The starter as shipped: least informative, shown only when nothing else failed.
-    NOT_STARTED: 5,
+    NOT_WRITTEN: 5,
 }
 
 

@@ -6,6 +6,8 @@ drills/tests/conftest.py names it (`pytest_plugins = ["tutor.drill_plugin"]`), s
 module only sets `DRILL = "<id>"` and asks for the fixtures:
 
 - `impl`: the learner's module for that drill, each function observed (tutor.harness.learner);
+  what it must define comes from drills.yaml, or from `--impl-functions` and `--impl-torch-core`
+  (the tutor's runner gives them, having read the catalogue already);
 - `backend`: where kernels run (`.device`, `.is_cpu`); `device`: the torch device string.
 
 The backend is chosen once, in `pytest_configure`, before any test module (or learner file)
@@ -39,6 +41,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--cpu", action="store_true", help="run kernels on the CPU through Triton's interpreter"
+    )
+    # The tutor's runner has read drills.yaml already and says what it holds for the drill;
+    # without these (pytest run by hand) the `impl` fixture reads it.
+    group.addoption(
+        "--impl-functions",
+        metavar="NAME,...",
+        default=None,
+        help="the functions the file under test must define (default: from drills.yaml)",
+    )
+    group.addoption(
+        "--impl-torch-core",
+        metavar="NAME,...",
+        default="",
+        help="with --impl-functions: the torch operations that do the drill's work",
     )
 
 
@@ -106,9 +122,21 @@ def device(backend: backend_mod.Backend) -> str:
 @pytest.fixture(scope="module")
 def impl(request: pytest.FixtureRequest) -> learner.Learner:
     """The learner's module for the drill named by the test module's DRILL."""
-    # The test module sits at <course>/drills/tests/test_<file>: its course is the one tested.
-    paths = CoursePaths(Path(request.module.__file__).resolve().parents[2])
-    catalogue = load_catalogue(paths)
-    drill = catalogue.drill(request.module.DRILL)
-    path = paths.resolve_impl(drill.file, request.config.getoption("--impl"))
-    return learner.load(path, drill.functions, drill.torch_core)
+    # The test module is <course>/drills/tests/test_<file>: its course is the one tested.
+    test_file = Path(request.module.__file__).resolve()
+    paths = CoursePaths(test_file.parents[2])
+    config = request.config
+    functions = config.getoption("--impl-functions")
+    if functions is None:
+        drill = load_catalogue(paths).drill(request.module.DRILL)
+        file, functions, torch_core = drill.file, drill.functions, drill.torch_core
+    else:
+        file = test_file.name.removeprefix("test_")
+        functions = _names(functions)
+        torch_core = _names(config.getoption("--impl-torch-core"))
+    path = paths.resolve_impl(file, config.getoption("--impl"))
+    return learner.load(path, functions, torch_core)
+
+
+def _names(option: str) -> tuple[str, ...]:
+    return tuple(name for name in option.split(",") if name)

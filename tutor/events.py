@@ -1,54 +1,115 @@
-"""The run's event stream (tutor.pytest_events) decoded into typed records, and folded.
+"""The run's event stream (tutor.pytest_events) as typed records, and their fold.
 
-`decode` is the one place that reads the JSON lines; `Fold` is the one place that turns
-events into a RunResult. The runner folds the whole stream; the app folds it live, event by
-event, to show each test as it finishes (and which one is running).
+Each record writes its own line (`to_event`, used by the plugin in the child) and reads it back
+(`from_event`); `decode` is the one place that reads the JSON lines, and `Fold` the one place
+that turns events into a RunResult. The runner folds the whole stream; the app folds it live,
+event by event, to show each test as it finishes (and which one is running).
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from tutor.results import RunResult, TestResult
 from tutor.states import Outcome
 
 
+def _text(raw: dict[str, Any], key: str) -> str:
+    return str(raw.get(key) or "")
+
+
 @dataclass(frozen=True)
 class SessionStarted:
+    EVENT: ClassVar[str] = "session_start"
+
     backend: str
     device_name: str
     torch: str | None = None
     triton: str | None = None
 
+    def to_event(self) -> dict[str, Any]:
+        return {
+            "event": self.EVENT,
+            "backend": self.backend,
+            "device_name": self.device_name,
+            "torch": self.torch,
+            "triton": self.triton,
+        }
+
+    @classmethod
+    def from_event(cls, raw: dict[str, Any]) -> SessionStarted:
+        return cls(
+            _text(raw, "backend"), _text(raw, "device_name"), raw.get("torch"), raw.get("triton")
+        )
+
 
 @dataclass(frozen=True)
 class TestStarted:
     __test__ = False  # not a pytest test class, despite the name
+    EVENT: ClassVar[str] = "test_start"
 
     id: str
+
+    def to_event(self) -> dict[str, Any]:
+        return {"event": self.EVENT, "id": self.id}
+
+    @classmethod
+    def from_event(cls, raw: dict[str, Any]) -> TestStarted | None:
+        return cls(_text(raw, "id")) if raw.get("id") else None
 
 
 @dataclass(frozen=True)
 class TestFinished:
     __test__ = False
+    EVENT: ClassVar[str] = "test"
 
     result: TestResult
+
+    def to_event(self) -> dict[str, Any]:
+        return self.result.to_event()
+
+    @classmethod
+    def from_event(cls, raw: dict[str, Any]) -> TestFinished | None:
+        return cls(TestResult.from_event(raw)) if raw.get("id") else None
 
 
 @dataclass(frozen=True)
 class CollectFailed:
+    EVENT: ClassVar[str] = "collect_error"
+
     id: str
     message: str
+
+    def to_event(self) -> dict[str, Any]:
+        return {"event": self.EVENT, "id": self.id, "message": self.message}
+
+    @classmethod
+    def from_event(cls, raw: dict[str, Any]) -> CollectFailed:
+        return cls(_text(raw, "id"), _text(raw, "message"))
 
 
 @dataclass(frozen=True)
 class SessionEnded:
+    EVENT: ClassVar[str] = "session_end"
+
     exitstatus: int
+
+    def to_event(self) -> dict[str, Any]:
+        return {"event": self.EVENT, "exitstatus": self.exitstatus}
+
+    @classmethod
+    def from_event(cls, raw: dict[str, Any]) -> SessionEnded:
+        status = raw.get("exitstatus")
+        return cls(status if isinstance(status, int) else -1)
 
 
 Event = SessionStarted | TestStarted | TestFinished | CollectFailed | SessionEnded
+_BY_KIND = {
+    kind.EVENT: kind
+    for kind in (SessionStarted, TestStarted, TestFinished, CollectFailed, SessionEnded)
+}
 
 
 def decode(line: bytes | str) -> Event | None:
@@ -59,53 +120,8 @@ def decode(line: bytes | str) -> Event | None:
         return None
     if not isinstance(raw, dict):
         return None
-    return _record(raw)
-
-
-def _record(raw: dict[str, Any]) -> Event | None:
-    kind = raw.get("event")
-    text = lambda key: str(raw.get(key) or "")  # noqa: E731
-    if kind == "session_start":
-        return SessionStarted(
-            text("backend"), text("device_name"), raw.get("torch"), raw.get("triton")
-        )
-    if kind == "test_start" and raw.get("id"):
-        return TestStarted(text("id"))
-    if kind == "test" and raw.get("id"):
-        line = raw.get("line")
-        return TestFinished(
-            TestResult(
-                id=text("id"),
-                outcome=Outcome(raw["outcome"])
-                if raw.get("outcome") in set(Outcome)
-                else Outcome.FAILED,
-                diagnosis=raw.get("diagnosis") or None,
-                message=text("message"),
-                details=text("details"),
-                line=line if isinstance(line, int) else None,
-                duration=float(raw.get("duration") or 0.0),
-                where=text("where"),
-                error_map=[str(x) for x in raw.get("error_map") or []],
-                facts=plain_facts(raw.get("facts")),
-            )
-        )
-    if kind == "collect_error":
-        return CollectFailed(text("id"), text("message"))
-    if kind == "session_end":
-        status = raw.get("exitstatus")
-        return SessionEnded(status if isinstance(status, int) else -1)
-    return None
-
-
-def plain_facts(raw: Any) -> dict[str, int | float | str]:
-    """A test's facts as JSON carries them (numbers and strings by name); the rest dropped."""
-    if not isinstance(raw, dict):
-        return {}
-    return {
-        str(k): v
-        for k, v in raw.items()
-        if isinstance(v, int | float | str) and not isinstance(v, bool)
-    }
+    kind = _BY_KIND.get(raw.get("event"))
+    return kind.from_event(raw) if kind is not None else None
 
 
 @dataclass

@@ -39,17 +39,14 @@ from pathlib import Path
 from typing import Any
 
 from tutor.paths import refuse_links
+from tutor.states import DrillStatus
 
 SCHEMA = 1
-
-NOT_STARTED = "not-started"
-FAILING = "failing"
-PASSED = "passed"
 
 
 @dataclass
 class DrillProgress:
-    status: str = NOT_STARTED
+    status: str = DrillStatus.NOT_STARTED  # the file holds the word, a plain string
     runs: int = 0
     passed_runs: int = 0
     hints: dict[str, int] = field(default_factory=dict)
@@ -68,12 +65,12 @@ class DrillProgress:
     @property
     def solved(self) -> bool:
         """Passed at least once (the file may fail now, or be back to its starter)."""
-        return self.status == PASSED or self.solved_at is not None
+        return self.status == DrillStatus.PASSED or self.solved_at is not None
 
     @property
     def regressed(self) -> bool:
         """Passed before, and the last run fails."""
-        return self.solved and self.status == FAILING
+        return self.solved and self.status == DrillStatus.FAILING
 
 
 class ProgressStore:

@@ -29,7 +29,9 @@ import pytest
 
 from tutor import diagnoses as dx
 from tutor.event_seal import read_key, seal
-from tutor.events import plain_facts
+from tutor.events import CollectFailed, SessionEnded, SessionStarted, TestStarted
+from tutor.results import TestResult, plain_facts
+from tutor.states import Outcome
 
 _EVENTS = pytest.StashKey["EventLog"]()
 
@@ -77,23 +79,29 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     error = call.excinfo.value
     diagnosis = getattr(error, "diagnosis", None)
     if diagnosis is not None:
-        report.tutor = {
-            "diagnosis": diagnosis,
-            "message": error.message,
-            "details": error.details,
-            "line": error.line,
-            "where": getattr(error, "where", ""),
-            "error_map": list(getattr(error, "error_map", ())),
-            "facts": plain_facts(getattr(error, "facts", None)),
-        }
+        found = TestResult(
+            report.nodeid,
+            Outcome.FAILED,
+            diagnosis,
+            error.message,
+            error.details,
+            error.line,
+            where=getattr(error, "where", ""),
+            error_map=list(getattr(error, "error_map", ())),
+            facts=plain_facts(getattr(error, "facts", None)),
+        )
     elif not call.excinfo.errisinstance(pytest.skip.Exception):
         text = str(error).strip().splitlines()
-        report.tutor = {
-            "diagnosis": dx.MISMATCH if isinstance(error, AssertionError) else None,
-            "message": f"{type(error).__name__}: {text[0] if text else ''}",
-            "details": "",
-            "line": None,
-        }
+        found = TestResult(
+            report.nodeid,
+            Outcome.FAILED,
+            dx.MISMATCH if isinstance(error, AssertionError) else None,
+            f"{type(error).__name__}: {text[0] if text else ''}",
+        )
+    else:
+        return
+    # As a plain dict: under xdist the report travels from the worker as JSON.
+    report.tutor = found.to_event()
 
 
 class EventLog:
@@ -101,7 +109,7 @@ class EventLog:
 
     def __init__(self, stream: IO[str], key_fd: int | None = None) -> None:
         self.stream = stream
-        self.results: dict[str, dict[str, Any]] = {}
+        self.results: dict[str, TestResult] = {}
         self.pid = os.getpid()
         # Read at the first event, after the backend is chosen: a warm run that must start again
         # cold (tutor.zygote.restart_cold) does so before it, and finds the key still waiting.
@@ -135,53 +143,32 @@ class EventLog:
         except ImportError:
             triton_version = None
         self.write(
-            {
-                "event": "session_start",
-                "backend": chosen.name,
-                "device_name": chosen.device_name,
-                "torch": torch.__version__,
-                "triton": triton_version,
-            }
+            SessionStarted(
+                chosen.name, chosen.device_name, torch.__version__, triton_version
+            ).to_event()
         )
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple) -> None:
-        self.write({"event": "test_start", "id": nodeid})
+        self.write(TestStarted(nodeid).to_event())
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # One event per test: the first failing phase wins, else the call phase's outcome; the
         # duration is the three phases' together.
         entry = self.results.get(report.nodeid)
-        so_far = entry["duration"] if entry is not None else 0.0
-        if entry is None or (entry["outcome"] == "passed" and report.outcome != "passed"):
-            info = getattr(report, "tutor", {})
-            outcome = "skipped" if report.skipped else report.outcome
-            self.results[report.nodeid] = {
-                "event": "test",
-                "id": report.nodeid,
-                "outcome": outcome,
-                "diagnosis": info.get("diagnosis"),
-                "message": info.get("message", ""),
-                "details": info.get("details", ""),
-                "line": info.get("line"),
-                "duration": round(so_far + report.duration, 4),
-                "where": info.get("where", ""),
-                "error_map": info.get("error_map", []),
-                "facts": info.get("facts", {}),
-            }
-        else:
-            entry["duration"] = round(so_far + report.duration, 4)
+        so_far = entry.duration if entry is not None else 0.0
+        if entry is None or (entry.outcome == Outcome.PASSED and report.outcome != Outcome.PASSED):
+            info = getattr(report, "tutor", None)
+            outcome = Outcome.SKIPPED if report.skipped else Outcome(report.outcome)
+            entry = TestResult.from_event(info) if info else TestResult(report.nodeid, outcome)
+            entry.outcome = outcome
+            self.results[report.nodeid] = entry
+        entry.duration = round(so_far + report.duration, 4)
         if report.when == "teardown":
-            self.write(self.results.pop(report.nodeid))
+            self.write(self.results.pop(report.nodeid).to_event())
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            self.write(
-                {
-                    "event": "collect_error",
-                    "id": report.nodeid,
-                    "message": str(report.longrepr)[-2000:],
-                }
-            )
+            self.write(CollectFailed(report.nodeid, str(report.longrepr)[-2000:]).to_event())
 
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        self.write({"event": "session_end", "exitstatus": int(exitstatus)})
+        self.write(SessionEnded(int(exitstatus)).to_event())

@@ -13,11 +13,11 @@ from tutor.catalogue import Catalogue
 from tutor.coach import HintView
 from tutor.hints import HintBook, stage_blocks
 from tutor.results import RunResult, TestResult
-from tutor.states import BackendName, label
+from tutor.states import BackendName, DrillStatus, Outcome, RunStatus, label
 
 MAX_FAILED_SHOWN = 6
 MAP_INDENT = " " * 8
-STATUS_MARK = {p.NOT_STARTED: " ", p.FAILING: "✗", p.PASSED: "✓"}
+STATUS_MARK = {DrillStatus.NOT_STARTED: " ", DrillStatus.FAILING: "✗", DrillStatus.PASSED: "✓"}
 REGRESSED_MARK = "!"
 
 
@@ -125,11 +125,11 @@ def format_run(
     result: RunResult, book: HintBook, root_text: str = "", never_ran: list[str] | None = None
 ) -> str:
     """What `tutor check` prints: failed tests with what differs, then the diagnosis.
-    `never_ran` names the tests a run cut short never finished (tutor.collect.never_ran)."""
+    `never_ran` names the tests a run cut short never finished (CheckedRun.never_ran)."""
     where = result.impl.replace(root_text, "") if root_text else result.impl
     on = f" on {label(result.backend, result.device_name)}" if result.backend else ""
     lines = [f"{result.drill}: {where}{on}"]
-    failed = [t for t in result.tests if t.outcome == "failed"]
+    failed = [t for t in result.tests if t.failed]
     groups = _same_failures(failed)
     for group in groups[:MAX_FAILED_SHOWN]:
         test = group[0]
@@ -149,8 +149,8 @@ def format_run(
     unshown = sum(len(group) for group in groups[MAX_FAILED_SHOWN:])
     if unshown:
         lines.append(f"  … and {unshown} more failed tests")
-    passed = sum(t.outcome == "passed" for t in result.tests)
-    skipped = sum(t.outcome == "skipped" for t in result.tests)
+    passed = sum(t.outcome == Outcome.PASSED for t in result.tests)
+    skipped = sum(t.outcome == Outcome.SKIPPED for t in result.tests)
     counts = f"{passed} passed, {len(failed)} failed" + (f", {skipped} skipped" if skipped else "")
     if never_ran:
         counts += f", {len(never_ran)} never ran"
@@ -168,7 +168,7 @@ def format_run(
         lines.append(f"Diagnosis: {book.title(top)} ({top})")
         if others:
             lines.append("Also seen: " + ", ".join(others))
-    elif result.status not in ("passed", "failed"):
+    elif result.status not in (RunStatus.PASSED, RunStatus.FAILED):
         lines.append("Output of the test run:")
         lines.extend(f"  {line}" for line in result.output.strip().splitlines()[-25:])
     return "\n".join(lines)
@@ -243,18 +243,18 @@ def format_list(catalogue: Catalogue, store: p.ProgressStore) -> str:
 def _mark(state: p.DrillProgress) -> str:
     if state.regressed:
         return REGRESSED_MARK
-    return STATUS_MARK[p.PASSED] if state.solved else STATUS_MARK.get(state.status, "?")
+    return STATUS_MARK[DrillStatus.PASSED] if state.solved else STATUS_MARK.get(state.status, "?")
 
 
 def status_words(state: p.DrillProgress) -> str:
     """The drill in a few words: whether it was solved, and how its last run went."""
     if state.regressed:
         return "passed before, failing now"
-    if state.status == p.PASSED:
+    if state.status == DrillStatus.PASSED:
         return "passed" + (" with hints" if state.solved_with_hints else " without hints")
     if state.solved:
         return "passed before, reset"
-    if state.status == p.FAILING:
+    if state.status == DrillStatus.FAILING:
         return "failing"
     return "not started"
 

@@ -1,20 +1,16 @@
-"""Plain records of a drill run, shared by the runner, the CLI, progress and the app."""
+"""Plain records of a drill run, shared by the runner, the CLI, progress and the app.
+
+A test's result is written in one place for each of its two forms: `TestResult.to_event` and
+`from_event` for the event stream (tutor.pytest_events writes it, tutor.events reads it), and
+`to_json` for `tutor check --json` (DESIGN.md's contract).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from tutor.states import Outcome, RunStatus
-
-# The run statuses by their old names, for the modules that compare with them.
-PASSED = RunStatus.PASSED
-FAILED = RunStatus.FAILED
-TIMEOUT = RunStatus.TIMEOUT
-OUT_OF_MEMORY = RunStatus.OUT_OF_MEMORY
-CRASHED = RunStatus.CRASHED
-COLLECTION_ERROR = RunStatus.COLLECTION_ERROR
-SETUP_ERROR = RunStatus.SETUP_ERROR
-CANCELLED = RunStatus.CANCELLED
 
 
 @dataclass
@@ -42,6 +38,66 @@ class TestResult:
     @property
     def failed(self) -> bool:
         return self.outcome == Outcome.FAILED
+
+    def to_event(self) -> dict[str, Any]:
+        """The test's line of the event stream, as a JSON-ready dict."""
+        return {
+            "event": "test",
+            "id": self.id,
+            "outcome": self.outcome,
+            "diagnosis": self.diagnosis,
+            "message": self.message,
+            "details": self.details,
+            "line": self.line,
+            "duration": self.duration,
+            "where": self.where,
+            "error_map": self.error_map,
+            "facts": self.facts,
+        }
+
+    @classmethod
+    def from_event(cls, raw: dict[str, Any]) -> TestResult:
+        """A test event read back; a field of the wrong kind reads as its default, and an
+        outcome that is none of the known words as failed."""
+        text = lambda key: str(raw.get(key) or "")  # noqa: E731
+        line = raw.get("line")
+        outcome = raw.get("outcome")
+        return cls(
+            id=text("id"),
+            outcome=Outcome(outcome) if outcome in set(Outcome) else Outcome.FAILED,
+            diagnosis=raw.get("diagnosis") or None,
+            message=text("message"),
+            details=text("details"),
+            line=line if isinstance(line, int) else None,
+            duration=float(raw.get("duration") or 0.0),
+            where=text("where"),
+            error_map=[str(x) for x in raw.get("error_map") or []],
+            facts=plain_facts(raw.get("facts")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The test as `tutor check --json` shows it: `where` and `error_map` only for a failed
+        value comparison."""
+        return {
+            "id": self.id,
+            "outcome": self.outcome,
+            "diagnosis": self.diagnosis,
+            "message": self.message,
+            "details": self.details,
+            "line": self.line,
+            **({"where": self.where, "error_map": self.error_map} if self.where else {}),
+        }
+
+
+def plain_facts(raw: Any) -> dict[str, int | float | str]:
+    """A test's facts as JSON carries them (numbers and strings by name); the rest dropped."""
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(k): v
+        for k, v in raw.items()
+        if isinstance(v, int | float | str) and not isinstance(v, bool)
+    }
 
 
 @dataclass

@@ -24,11 +24,12 @@ from tutor import diagnoses as dx
 from tutor import results as r
 from tutor.catalogue import Catalogue
 from tutor.events import Event, Fold, decode
+from tutor.states import RunStatus
 from tutor.supervisor import (
     CANCELLED,
+    COULD_NOT_START,
     EVENTS_KEY,
     EVENTS_PATH,
-    NOT_STARTED,
     OUT_OF_MEMORY,
     PARENT_KILLED,
     PARENT_STOPPED,
@@ -88,6 +89,9 @@ class Runner:
             # The child ends itself too, should the tutor die before it can end the run.
             f"--tutor-deadline={STARTUP_TIMEOUT_S + self.timeout + CHILD_GRACE_S:.0f}",
             f"--impl={impl}",
+            # What the file must define: the child need not read drills.yaml again.
+            f"--impl-functions={','.join(drill.functions)}",
+            f"--impl-torch-core={','.join(drill.torch_core)}",
             "-q",
             "--no-header",
             "-rN",
@@ -114,7 +118,7 @@ class Runner:
         drill = self.catalogue.drill(drill_id)
         paths = self.catalogue.paths
         impl_path = paths.resolve_impl(drill.file, impl)
-        result = r.RunResult(drill=drill_id, impl=str(impl_path), status=r.SETUP_ERROR)
+        result = r.RunResult(drill=drill_id, impl=str(impl_path), status=RunStatus.SETUP_ERROR)
         if not paths.test_file(drill.file).is_file():
             result.message = f"{paths.test_file(drill.file)} does not exist"
             return result
@@ -142,7 +146,9 @@ class Runner:
         command = self.command(drill_id, str(impl_path), EVENTS_PATH)
         note = ""
         for warm in (self.warm, None):
-            collector = _Collector(r.RunResult(drill_id, str(impl_path), r.SETUP_ERROR), on_event)
+            collector = _Collector(
+                r.RunResult(drill_id, str(impl_path), RunStatus.SETUP_ERROR), on_event
+            )
             ended = supervise(
                 command,
                 cwd=paths.root,
@@ -160,7 +166,7 @@ class Runner:
         result = collector.fold.result
         result.warm = ended.warm
         result.duration = round(time.monotonic() - started, 2)
-        if ended.how == NOT_STARTED:
+        if ended.how == COULD_NOT_START:
             result.message = ended.error
             return result
         collector.finish(ended, self.timeout, self.memory_limit)
@@ -230,16 +236,16 @@ class _Collector:
         found = [t.diagnosis for t in result.tests if t.failed and t.diagnosis]
         hung = fold.running.split("::")[-1] if fold.running else None
         if ended.how == CANCELLED:
-            result.status, result.message = r.CANCELLED, "replaced by a newer run"
+            result.status, result.message = RunStatus.CANCELLED, "replaced by a newer run"
         elif ended.how == TIMED_OUT and ended.timed == "start-up":
-            result.status = r.TIMEOUT
+            result.status = RunStatus.TIMEOUT
             result.message = (
                 f"the tests did not start within {STARTUP_TIMEOUT_S:.0f} s: importing your file "
                 "(or torch and triton) hangs, or the machine is very busy"
             )
             found.append(dx.KERNEL_HANG)
         elif ended.how == TIMED_OUT:
-            result.status = r.TIMEOUT
+            result.status = RunStatus.TIMEOUT
             result.message = (
                 f"killed after {timeout:.0f} s"
                 + (f" while running {hung}" if hung else "")
@@ -247,7 +253,7 @@ class _Collector:
             )
             found.append(dx.KERNEL_HANG)
         elif ended.how == OUT_OF_MEMORY:
-            result.status = r.OUT_OF_MEMORY
+            result.status = RunStatus.OUT_OF_MEMORY
             result.message = (
                 f"stopped when the run held {ended.peak_rss / 2**30:.1f} GiB of memory, past its "
                 f"limit of {memory_limit / 2**30:.1f} GiB"
@@ -257,7 +263,7 @@ class _Collector:
             )
             found.append(dx.OUT_OF_MEMORY)
         elif ended.how in (PARENT_KILLED, PARENT_STOPPED):
-            result.status = r.CRASHED
+            result.status = RunStatus.CRASHED
             did = "killed" if ended.how == PARENT_KILLED else "stopped (SIGSTOP)"
             result.message = (
                 f"your code {did} the process that runs it, its parent (os.getppid())"
@@ -270,21 +276,21 @@ class _Collector:
         ):
             # Without the session's last event even an exit code of 0 is no pass: the process
             # ended (os._exit in the learner's code) before its tests did.
-            result.status = r.CRASHED
+            result.status = RunStatus.CRASHED
             result.message = f"the test process died ({ended.description})" + (
                 f" while running {hung}" if hung else ""
             )
             found.append(dx.PROCESS_CRASHED)
         elif fold.collect_errors:
-            result.status = r.COLLECTION_ERROR
+            result.status = RunStatus.COLLECTION_ERROR
             result.message = (
                 "the drill's test file could not be collected:\n" + fold.collect_errors[0]
             )
         elif returncode == 0 and result.tests:
-            result.status = r.PASSED
+            result.status = RunStatus.PASSED
         elif returncode == 1 and result.tests:
-            result.status = r.FAILED
+            result.status = RunStatus.FAILED
         else:
-            result.status = r.SETUP_ERROR
+            result.status = RunStatus.SETUP_ERROR
             result.message = f"pytest exited with code {returncode} and ran no test"
         result.diagnoses = dx.most_specific_first(found)

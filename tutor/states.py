@@ -44,6 +44,17 @@ class DrillStatus(_Word):
     PASSED = "passed"
 
 
+class BenchStatus(_Word):
+    """How a bench ended (tutor.bench's report, and the bench child's JSON)."""
+
+    TIMED = "timed"  # at least one case of the learner's file was timed
+    TESTS_FAIL = "tests-fail"  # the tests did not pass: nothing was timed
+    NO_GPU = "no-gpu"  # the CPU interpreter: nothing was timed
+    NO_CASES = "no-cases"  # drills.yaml lists no bench shape for the drill
+    ERROR = "error"  # the bench process failed; rows measured before that are kept
+    RUNNING = "running"  # the child's report while it is still timing
+
+
 class BackendName(_Word):
     """Where kernels ran (the session_start event's `backend`)."""
 

@@ -58,7 +58,7 @@ import psutil
 from tutor.event_seal import SealedLines, key_pipe, new_key
 from tutor.keeper import RUN_ID, Kept
 
-EXITED, TIMED_OUT, CANCELLED, NOT_STARTED = "exited", "timeout", "cancelled", "not-started"
+EXITED, TIMED_OUT, CANCELLED, COULD_NOT_START = "exited", "timeout", "cancelled", "not-started"
 OUT_OF_MEMORY = "out-of-memory"
 # The run's keeper ended before it reported the run's end, or stopped: the run's code did it
 # (a warm run's keeper can also go with the warm process's whole tree, tutor.runner re-runs it).
@@ -109,7 +109,7 @@ def default_memory_limit() -> int:
 
 @dataclass(frozen=True)
 class Ended:
-    how: str  # EXITED, TIMED_OUT, CANCELLED, OUT_OF_MEMORY, or NOT_STARTED
+    how: str  # EXITED, TIMED_OUT, CANCELLED, OUT_OF_MEMORY, or COULD_NOT_START
     returncode: int
     error: str = ""  # why it could not start
     peak_rss: int = 0  # the most memory the run's processes held at once, in bytes
@@ -150,7 +150,7 @@ def supervise(
     if isinstance(child, str):
         if events is not None:
             events.close()
-        return Ended(NOT_STARTED, 127, child)
+        return Ended(COULD_NOT_START, 127, child)
     assert child.stdout is not None
     watch = _Watch(
         child,

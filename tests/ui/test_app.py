@@ -13,10 +13,10 @@ import pytest
 from tui_fakes import Scripted, failing
 from tui_helpers import SIZE, drill_screen, settle, shown_text, wait_until
 
-from tutor import progress as p
 from tutor import results as r
-from tutor.bench import TIMED, BenchReport, BenchRow
+from tutor.bench import BenchReport, BenchRow
 from tutor.progress import ProgressStore
+from tutor.states import BenchStatus, DrillStatus, RunStatus
 from tutor.ui import marks
 from tutor.ui.messages import (
     BenchFinished,
@@ -257,7 +257,7 @@ async def test_reset_asks_first_and_keeps_a_backup(make_app, small_course, recor
 
 async def test_n_goes_to_the_next_drill_not_yet_passed(make_app, small_course, runner, recorder):
     store = ProgressStore(small_course.progress_file)
-    store.drill("a2").status = p.PASSED
+    store.drill("a2").status = DrillStatus.PASSED
     store.save()
     runner.script("b1", Scripted())
     app = make_app()
@@ -271,7 +271,7 @@ async def test_n_goes_to_the_next_drill_not_yet_passed(make_app, small_course, r
         await pilot.press("n")
         await settle(pilot)
         assert screen.selected == "a1"  # wraps round
-        store.drill("a1").status = p.PASSED
+        store.drill("a1").status = DrillStatus.PASSED
         store.save()
         await pilot.press("n")
         await settle(pilot)
@@ -377,7 +377,7 @@ async def test_a_new_run_cancels_the_one_in_progress(make_app, runner, recorder)
         first, second = runner.calls
         assert first.cancel.is_set() and not second.cancel.is_set()
         ended = {m.token: m.result.status for m in recorder.of(RunFinished)}
-        assert ended == {1: r.CANCELLED, 2: r.PASSED}  # in either order
+        assert ended == {1: RunStatus.CANCELLED, 2: RunStatus.PASSED}  # in either order
         panel = drill_screen(app).query_one(RunPanel)
         assert panel.summary_line.startswith("Passed: all 1 tests")
         state = ProgressStore(app.store.path).drill("a1")
@@ -387,8 +387,13 @@ async def test_a_new_run_cancels_the_one_in_progress(make_app, runner, recorder)
 @pytest.mark.parametrize(
     ("status", "message", "heading", "diagnosis"),
     [
-        (r.TIMEOUT, "killed after 120 s while running test_loop", "Timed out", "kernel-hang"),
-        (r.CRASHED, "the test process died (signal SIGSEGV)", "Crashed", "process-crashed"),
+        (
+            RunStatus.TIMEOUT,
+            "killed after 120 s while running test_loop",
+            "Timed out",
+            "kernel-hang",
+        ),
+        (RunStatus.CRASHED, "the test process died (signal SIGSEGV)", "Crashed", "process-crashed"),
     ],
 )
 async def test_hangs_and_crashes_show_as_such(
@@ -423,7 +428,7 @@ async def test_a_runner_that_raises_is_reported_not_fatal(make_app, runner, reco
 
 async def test_the_app_and_the_progress_file_agree(make_app, small_course, runner, recorder):
     store = ProgressStore(small_course.progress_file)
-    store.drill("a2").status = p.PASSED
+    store.drill("a2").status = DrillStatus.PASSED
     store.drill("a2").solved_with_hints = True
     store.save()
     runner.script("a1", Scripted())
@@ -439,7 +444,7 @@ async def test_the_app_and_the_progress_file_agree(make_app, small_course, runne
             drill_screen(app).query_one("#progress-label").render()
         )
     fresh = ProgressStore(small_course.progress_file)
-    assert fresh.drill("a1").status == p.PASSED and fresh.drill("a1").runs == 1
+    assert fresh.drill("a1").status == DrillStatus.PASSED and fresh.drill("a1").runs == 1
     assert fresh.drill("a1").solved_with_hints is False
 
 
@@ -526,7 +531,9 @@ async def test_bench_on_the_cpu_says_it_needs_a_gpu(make_app, recorder):
 async def test_bench_on_a_gpu_streams_and_records_the_report(make_app, recorder, small_course):
     def fake_bench(catalogue, drill_id, impl, *, runner, force_cpu, on_progress, cancel):
         on_progress("timing add n=1048576 float32")
-        report = BenchReport(drill=drill_id, impl=impl, status=TIMED, device="NVIDIA H200")
+        report = BenchReport(
+            drill=drill_id, impl=impl, status=BenchStatus.TIMED, device="NVIDIA H200"
+        )
         report.rows = [BenchRow(label="add n=1048576 float32", impl_us=12.5, gbps=1000.0)]
         return report
 
@@ -557,7 +564,9 @@ async def test_the_bench_tab_coaches_and_h_reveals_the_next_perf_stage(
     }
 
     def fake_bench(catalogue, drill_id, impl, *, runner, force_cpu, on_progress, cancel):
-        report = BenchReport(drill=drill_id, impl=impl, status=TIMED, device="NVIDIA H200")
+        report = BenchReport(
+            drill=drill_id, impl=impl, status=BenchStatus.TIMED, device="NVIDIA H200"
+        )
         row = BenchRow(label="add n=1048576 float32", function="add", shape={"n": 1048576})
         row.impl_us, row.graph_us, row.perf, row.perf_verdict = 50.0, 48.0, [spills], "spills"
         row.perf_ratio, row.yardstick = 1.65, "the reference"
@@ -673,7 +682,7 @@ async def test_reset_clears_the_run_and_the_drill_result(make_app, runner, recor
         assert panel.summary_line.startswith("No run yet")
         assert drill_screen(app).query_one(StatusBar).activity == ""
         state = ProgressStore(small_course.progress_file).drill("a1")
-        assert state.last_run is None and state.status == p.NOT_STARTED and state.solved
+        assert state.last_run is None and state.status == DrillStatus.NOT_STARTED and state.solved
 
 
 async def test_a_drill_that_fails_after_a_pass_says_so(make_app, runner, recorder, small_course):
@@ -688,7 +697,7 @@ async def test_a_drill_that_fails_after_a_pass_says_so(make_app, runner, recorde
         assert "passed this drill before" in hint_text(app)
         assert "Passed 1 of 3 drills" in str(screen.query_one("#progress-label").render())
     state = ProgressStore(small_course.progress_file).drill("a1")
-    assert state.status == p.FAILING and state.regressed
+    assert state.status == DrillStatus.FAILING and state.regressed
 
 
 async def test_n_moves_the_status_bar_to_the_new_drill(make_app, runner, recorder):
@@ -747,7 +756,9 @@ async def test_a_running_drill_shows_its_elapsed_time_and_limit(make_app, runner
 async def test_a_timed_out_run_names_the_tests_it_never_ran(make_app, runner, recorder):
     runner.script(
         "a1",
-        Scripted([("test_small", "passed", None)], status=r.TIMEOUT, message="killed after 120 s"),
+        Scripted(
+            [("test_small", "passed", None)], status=RunStatus.TIMEOUT, message="killed after 120 s"
+        ),
     )
     ids = [f"drills/tests/test_a1.py::{name}" for name in ("test_small", "test_tail", "test_2d")]
     app = make_app(list_tests=lambda drill_id, impl: ids)
@@ -775,7 +786,9 @@ async def test_the_error_map_and_brackets_show_literally(make_app, runner, recor
                 where="rows 2 to 3, the last 24 columns",
                 error_map=["row 0 ....", "row 2 ..XX"],
             )
-            return r.RunResult(drill_id, impl, r.FAILED, tests=[test], diagnoses=[test.diagnosis])
+            return r.RunResult(
+                drill_id, impl, RunStatus.FAILED, tests=[test], diagnoses=[test.diagnosis]
+            )
 
     app = make_app()
     app.services = dataclasses.replace(app.services, runner=MapRunner())
@@ -841,7 +854,12 @@ async def test_bf16_garbage_is_said_to_be_the_cpu_interpreters(make_app, recorde
                 where="every row, every column",
             )
             return r.RunResult(
-                drill_id, impl, r.FAILED, backend=backend, tests=[test], diagnoses=[test.diagnosis]
+                drill_id,
+                impl,
+                RunStatus.FAILED,
+                backend=backend,
+                tests=[test],
+                diagnoses=[test.diagnosis],
             )
 
     app = make_app(runner=Bf16Runner())

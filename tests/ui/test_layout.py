@@ -10,6 +10,7 @@ from tui_helpers import drill_screen, settle, wait_until
 from tui_snapshot import region_text, screen_text
 
 from tutor import results as r
+from tutor.states import RunStatus
 from tutor.ui.messages import RunFinished
 from tutor.ui.widgets.hint_panel import HintPanel
 from tutor.ui.widgets.run_panel import RunPanel
@@ -177,7 +178,9 @@ async def test_the_error_map_is_drawn_to_the_panels_width(make_app, recorder, si
                 where="every row, columns 990-999 of 1000",
                 error_map=picture,
             )
-            return r.RunResult(drill_id, impl, r.FAILED, tests=[test], diagnoses=[test.diagnosis])
+            return r.RunResult(
+                drill_id, impl, RunStatus.FAILED, tests=[test], diagnoses=[test.diagnosis]
+            )
 
     app = make_app(runner=MapRunner())
     async with app.run_test(size=size, message_hook=recorder) as pilot:
@@ -206,7 +209,7 @@ async def test_the_test_table_keeps_parameter_ids(make_app, recorder):
                 r.TestResult(f"drills/tests/test_m1.py::test_matmul_strided[{layout}]", "failed")
                 for layout in layouts
             ]
-            return r.RunResult(drill_id, impl, r.FAILED, tests=tests)
+            return r.RunResult(drill_id, impl, RunStatus.FAILED, tests=tests)
 
     app = make_app(runner=StridedRunner())
     async with app.run_test(size=(140, 42), message_hook=recorder) as pilot:

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from tui_helpers import SIZE, drill_screen, settle, wait_until
 
-from tutor import results as r
 from tutor.catalogue import load_catalogue
 from tutor.progress import ProgressStore
 from tutor.runner import Runner
+from tutor.states import RunStatus
 from tutor.ui.app import TutorApp
 from tutor.ui.messages import RunFinished
 from tutor.ui.widgets.drill_list import DrillList
@@ -57,7 +57,7 @@ async def test_a_hang_and_a_crash_with_the_real_runner(course, recorder):
         )
         await settle(pilot)
         panel = screen.query_one(RunPanel)
-        assert recorder.of(RunFinished)[0].result.status == r.TIMEOUT
+        assert recorder.of(RunFinished)[0].result.status == RunStatus.TIMEOUT
         assert panel.summary_line == "Timed out: the tests were stopped"
         assert f"killed after {HANG_LIMIT} s" in str(panel.query_one("#run-failure").render())
 
@@ -68,6 +68,6 @@ async def test_a_hang_and_a_crash_with_the_real_runner(course, recorder):
             pilot, lambda: len(recorder.of(RunFinished)) == 2, "the crash", timeout=HANG_LIMIT + 60
         )
         await settle(pilot)
-        assert recorder.of(RunFinished)[1].result.status == r.CRASHED
+        assert recorder.of(RunFinished)[1].result.status == RunStatus.CRASHED
         assert panel.summary_line == "Crashed: the test process died"
         assert "the test process died" in str(panel.query_one("#run-failure").render())

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from tutor import results as r
 from tutor.events import SessionStarted, TestFinished, TestStarted
+from tutor.states import RunStatus
 from tutor.ui.session import Session
 
 
@@ -17,7 +18,7 @@ class Clock:
         return self.now
 
 
-def _result(drill: str, status=r.FAILED) -> r.RunResult:
+def _result(drill: str, status=RunStatus.FAILED) -> r.RunResult:
     return r.RunResult(drill, "mine", status, tests=[r.TestResult("f::t", "failed", "x")])
 
 
@@ -28,7 +29,7 @@ def test_a_new_run_cancels_the_old_one_and_its_late_news_is_dropped():
     assert first.cancel.is_set() and not second.cancel.is_set()
     assert second.token == first.token + 1
     assert session.feed("a1", first.token, TestStarted("f::t")) is None
-    assert session.finish("a1", first.token, _result("a1", r.CANCELLED)) is None
+    assert session.finish("a1", first.token, _result("a1", RunStatus.CANCELLED)) is None
     assert not session.running("a1") and session.running("a2")
     live = session.feed("a2", second.token, SessionStarted("cpu-interpreter", "CPU"))
     assert live is session.shown_run("a2") and live.backend == "cpu-interpreter"
@@ -53,7 +54,7 @@ def test_a_cancelled_run_leaves_the_previous_result_on_show():
     done = session.finish("a1", ticket.token, _result("a1"))
     again = session.start_run("a1")
     assert session.shown_run("a1") is not done  # the live run is on show while it runs
-    assert session.finish("a1", again.token, _result("a1", r.CANCELLED)) is None
+    assert session.finish("a1", again.token, _result("a1", RunStatus.CANCELLED)) is None
     assert session.shown_run("a1") is done
 
 
@@ -96,7 +97,7 @@ def test_a_reset_cancels_the_run_in_progress_and_drops_its_result():
     ticket = session.start_run("a1")
     session.forget("a1")
     assert ticket.cancel.is_set() and not session.running("a1")
-    late = r.RunResult("a1", "mine", r.PASSED, tests=[r.TestResult("t::a", "passed")])
+    late = r.RunResult("a1", "mine", RunStatus.PASSED, tests=[r.TestResult("t::a", "passed")])
     assert session.finish("a1", ticket.token, late) is None  # the old file's result: dropped
     assert session.shown_run("a1") is None
 

@@ -10,7 +10,7 @@ from tui_fakes import Scripted, failing
 from tui_helpers import SIZE, drill_screen, settle, wait_until
 from tui_snapshot import assert_snapshot, region_text, screen_text
 
-from tutor import results as r
+from tutor.states import RunStatus
 from tutor.ui.messages import BenchFinished, RunFinished
 
 pytestmark = pytest.mark.anyio
@@ -65,7 +65,7 @@ async def test_snapshot_timeout(make_app, runner, recorder, small_course):
         "a1",
         Scripted(
             [("test_small", "passed", None)],
-            status=r.TIMEOUT,
+            status=RunStatus.TIMEOUT,
             message="killed after 120 s while running test_loop: a kernel "
             "that never finishes, or a very slow one",
         ),

@@ -10,6 +10,7 @@ from tutor.catalogue import load_catalogue
 from tutor.coach import HintView
 from tutor.events import decode
 from tutor.progress import ProgressStore
+from tutor.states import DrillStatus, RunStatus
 from tutor.ui import marks
 from tutor.ui.environment import CPU_LABEL, backend_label, editor_command
 from tutor.ui.live import RUNNING, LiveRun
@@ -20,9 +21,9 @@ from tutor.ui.widgets.run_panel import summary
 def test_marks_tell_the_four_states_apart():
     states = [
         p.DrillProgress(),
-        p.DrillProgress(status=p.FAILING),
-        p.DrillProgress(status=p.PASSED, solved_with_hints=True),
-        p.DrillProgress(status=p.PASSED, solved_with_hints=False),
+        p.DrillProgress(status=DrillStatus.FAILING),
+        p.DrillProgress(status=DrillStatus.PASSED, solved_with_hints=True),
+        p.DrillProgress(status=DrillStatus.PASSED, solved_with_hints=False),
     ]
     seen = [marks.mark(s) for s in states]
     assert seen == [marks.NOT_STARTED, marks.FAILING, marks.PASSED_WITH_HINTS, marks.PASSED_CLEAN]
@@ -33,18 +34,18 @@ def test_next_unfinished_skips_passed_and_coming_drills_and_wraps(small_course):
     catalogue = load_catalogue(small_course)
     store = ProgressStore(small_course.progress_file)
     assert marks.next_unfinished(catalogue, store).id == "a1"
-    store.drill("a2").status = p.PASSED
+    store.drill("a2").status = DrillStatus.PASSED
     assert marks.next_unfinished(catalogue, store, after="a1").id == "b1"
     assert marks.next_unfinished(catalogue, store, after="b1").id == "a1"  # b2 is coming
     for drill_id in ("a1", "b1"):
-        store.drill(drill_id).status = p.PASSED
+        store.drill(drill_id).status = DrillStatus.PASSED
     assert marks.next_unfinished(catalogue, store, after="a1") is None
     assert marks.passed_count(catalogue, store) == (3, 3)
 
 
 def test_state_of_does_not_add_entries_to_the_store(small_course):
     store = ProgressStore(small_course.progress_file)
-    assert marks.state_of(store, "a1").status == p.NOT_STARTED
+    assert marks.state_of(store, "a1").status == DrillStatus.NOT_STARTED
     assert store.drills == {}
 
 
@@ -70,25 +71,29 @@ def test_live_run_fills_rows_from_events_then_from_the_result():
     result = r.RunResult(
         "a1",
         "mine",
-        r.TIMEOUT,
+        RunStatus.TIMEOUT,
         message="killed after 120 s",
         tests=[r.TestResult("f.py::test_a", "failed", "padding-where")],
     )
     live.finish(result)
     assert [(row.name, row.outcome) for row in live.rows.values()] == [
         ("test_a", "failed"),
-        ("test_b", r.TIMEOUT),
+        ("test_b", RunStatus.TIMEOUT),
     ]
     assert live.device_name == "NVIDIA H200" and live.finished
 
 
 def test_summary_names_how_a_run_ended():
     ok = LiveRun.from_result(
-        r.RunResult("a1", "mine", r.PASSED, duration=2.04, tests=[r.TestResult("f::t", "passed")])
+        r.RunResult(
+            "a1", "mine", RunStatus.PASSED, duration=2.04, tests=[r.TestResult("f::t", "passed")]
+        )
     )
     assert summary(ok) == ("Passed: all 1 tests (2.0 s)", "-passed")
     crashed = LiveRun.from_result(
-        r.RunResult("a1", "mine", r.CRASHED, message="the test process died (signal SIGSEGV)")
+        r.RunResult(
+            "a1", "mine", RunStatus.CRASHED, message="the test process died (signal SIGSEGV)"
+        )
     )
     assert summary(crashed) == ("Crashed: the test process died", "-broken")
     assert summary(None)[0].startswith("No run yet")
@@ -98,14 +103,14 @@ def test_summary_names_how_a_run_ended():
 
 def test_coach_wording_has_no_stage_counters(small_course):
     drill = load_catalogue(small_course).drill("a1")
-    failing = p.DrillProgress(status=p.FAILING, last_run={"status": "failed"})
+    failing = p.DrillProgress(status=DrillStatus.FAILING, last_run={"status": "failed"})
     view = HintView("a1", "x", "A title", ("first", "second"), exhausted=False)
     text = coach_markdown(drill, failing, view, None)
     assert "first" in text and "second" in text and "further hint" in text
     assert "2 of" not in text and "/3" not in text
     done = HintView("a1", "x", "A title", ("first", "second", "third"), exhausted=True)
     assert "solution is available" in coach_markdown(drill, failing, done, None)
-    passed = p.DrillProgress(status=p.PASSED, last_run={"status": "passed"})
+    passed = p.DrillProgress(status=DrillStatus.PASSED, last_run={"status": "passed"})
     text = coach_markdown(drill, passed, None, load_catalogue(small_course).drill("a2"))
     assert drill.taught in text and "**s**" in text and "a2" in text
 

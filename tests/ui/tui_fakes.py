@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from tutor import diagnoses as dx
 from tutor import results as r
 from tutor.events import decode
+from tutor.states import RunStatus
 
 
 @dataclass
@@ -66,7 +67,7 @@ class FakeRunner:
         result = r.RunResult(
             drill=drill_id,
             impl=impl,
-            status=r.PASSED,
+            status=RunStatus.PASSED,
             backend="cpu-interpreter",
             device_name="CPU (Triton interpreter)",
             duration=1.23,
@@ -81,7 +82,7 @@ class FakeRunner:
                 self.started.set()
                 while not (cancel and cancel.wait(0.02)):
                     pass
-                result.status, result.message = r.CANCELLED, "replaced by a newer run"
+                result.status, result.message = RunStatus.CANCELLED, "replaced by a newer run"
                 return result
             message = "y: 3 of 300 values differ; worst at [2, 99]" if outcome == "failed" else ""
             test = r.TestResult(node, outcome, diagnosis, message, line=None, duration=0.01)
@@ -102,14 +103,16 @@ class FakeRunner:
                 self.started.set()
                 self.release.wait(10)
         emit({"event": "session_end", "exitstatus": 0})
-        failed = [t.diagnosis for t in result.tests if t.outcome == "failed" and t.diagnosis]
+        failed = [t.diagnosis for t in result.tests if t.failed and t.diagnosis]
         result.diagnoses = dx.most_specific_first(failed)
         if plan.status is not None:
             result.status = plan.status
             # The real runner names a hang or a crash as a diagnosis of its own.
-            extra = {r.TIMEOUT: dx.KERNEL_HANG, r.CRASHED: dx.PROCESS_CRASHED}.get(plan.status)
+            extra = {RunStatus.TIMEOUT: dx.KERNEL_HANG, RunStatus.CRASHED: dx.PROCESS_CRASHED}.get(
+                plan.status
+            )
             result.diagnoses = dx.most_specific_first(failed + ([extra] if extra else []))
-        elif any(t.outcome == "failed" for t in result.tests):
-            result.status = r.FAILED
+        elif any(t.failed for t in result.tests):
+            result.status = RunStatus.FAILED
         result.message = plan.message
         return result

@@ -33,11 +33,11 @@ from tutor.bench.rules import Side
 from tutor.catalogue import Catalogue
 from tutor.gpu import machine_has_gpu
 from tutor.runner import Runner
-from tutor.states import BackendName
+from tutor.states import BackendName, BenchStatus
 from tutor.supervisor import (
     CANCELLED,
+    COULD_NOT_START,
     EXITED,
-    NOT_STARTED,
     TIMED_OUT,
     describe_exit,
     supervise,
@@ -47,12 +47,6 @@ DEFAULT_TIMEOUT_S = 900.0  # torch.compile of every shape dominates: ~5-20 s a s
 CPU_BACKEND = BackendName.CPU  # RunResult.backend when the tests ran in the interpreter
 OUTPUT_TAIL = 4000
 
-# Report statuses.
-TIMED = "timed"  # at least one case of the learner's file was timed
-TESTS_FAIL = "tests-fail"  # the tests did not pass: nothing was timed
-NO_GPU = "no-gpu"  # the CPU interpreter: nothing was timed
-NO_CASES = "no-cases"  # drills.yaml lists no bench shape for the drill
-ERROR = "error"  # the bench process failed; rows measured before that are kept
 
 CPU_EXPLANATION = (
     "No timing on the CPU: without a GPU the kernels run in Triton's interpreter, which executes "
@@ -133,7 +127,7 @@ class BenchReport:
 
     @property
     def timed(self) -> bool:
-        return self.status == TIMED
+        return self.status == BenchStatus.TIMED
 
     def to_json(self) -> dict[str, Any]:
         """Everything, plus per timed case what the coach derived: each side's fit on the card
@@ -191,13 +185,15 @@ def bench_drill(
     drill = catalogue.drill(drill_id)
     paths = catalogue.paths
     impl_path = paths.resolve_impl(drill.file, impl)
-    report = BenchReport(drill=drill_id, impl=str(impl_path), status=ERROR, impl_name=impl)
+    report = BenchReport(
+        drill=drill_id, impl=str(impl_path), status=BenchStatus.ERROR, impl_name=impl
+    )
     if not drill.bench:
-        report.status = NO_CASES
+        report.status = BenchStatus.NO_CASES
         report.message = f"drills.yaml lists no bench shapes for {drill_id}"
         return report
     if force_cpu or not (machine_has_gpu() if gpu is None else gpu):
-        report.status = NO_GPU
+        report.status = BenchStatus.NO_GPU
         report.message = CPU_EXPLANATION.format(drill=drill_id)
         if force_cpu:
             report.message += " (--cpu was given.)"
@@ -210,7 +206,7 @@ def bench_drill(
         result = runner.run(drill_id, impl, cancel=cancel)
         report.tests_status, report.diagnoses = result.status, list(result.diagnoses)
         if not result.passed:
-            report.status = TESTS_FAIL
+            report.status = BenchStatus.TESTS_FAIL
             first = f" ({result.diagnoses[0]})" if result.diagnoses else ""
             detail = f": {result.message}" if result.message else ""
             report.message = (
@@ -221,7 +217,7 @@ def bench_drill(
             return report
         ran_on_cpu = result.backend == CPU_BACKEND
     if ran_on_cpu:  # torch saw no GPU after all (a driver problem, CUDA_VISIBLE_DEVICES)
-        report.status = NO_GPU
+        report.status = BenchStatus.NO_GPU
         report.message = "The tests pass on the CPU interpreter. " + CPU_EXPLANATION.format(
             drill=drill_id
         )
@@ -292,30 +288,30 @@ def _run_child(
         data = _read(out)
     if data:
         merge(report, data)
-    if data.get("status") == NO_GPU:
-        report.status = NO_GPU
+    if data.get("status") == BenchStatus.NO_GPU:
+        report.status = BenchStatus.NO_GPU
         report.message = CPU_EXPLANATION.format(drill=drill_id) + f" ({data.get('message')}.)"
         return
-    complete = data.get("status") == TIMED
+    complete = data.get("status") == BenchStatus.TIMED
     if ended == TIMED_OUT and complete:
         report.notes.append(
             "the bench process finished its report but did not exit; it was "
             f"stopped after {timeout:.0f} s"
         )
     elif ended == CANCELLED:
-        report.status = ERROR
+        report.status = BenchStatus.ERROR
         report.message = "the bench was cancelled; the cases measured before that are shown"
     elif ended == TIMED_OUT:
-        report.status = ERROR
+        report.status = BenchStatus.ERROR
         report.message = (
             f"the bench was stopped after {timeout:.0f} s; the cases measured before that are shown"
         )
     elif not complete:
-        report.status = ERROR
+        report.status = BenchStatus.ERROR
         report.message = data.get("message") or (
             f"the bench process ended ({describe_exit(returncode)}) without a report"
         )
-    if report.status != TIMED:
+    if report.status != BenchStatus.TIMED:
         report.output = output[-OUTPUT_TAIL:]
 
 
@@ -345,7 +341,7 @@ def _run_group(
     )
     if partial[0]:
         output(b"\n")
-    if ended.how == NOT_STARTED:
+    if ended.how == COULD_NOT_START:
         return ended.returncode, EXITED, ended.error
     return ended.returncode, ended.how, "".join(lines)
 
@@ -375,7 +371,7 @@ def merge(report: BenchReport, data: dict[str, Any]) -> None:
     ):
         if data.get(key) is not None:
             setattr(report, key, data[key])
-    report.status = data.get("status", ERROR)
+    report.status = data.get("status", BenchStatus.ERROR)
     report.message = data.get("message") or ""
     report.notes = list(data.get("notes", []))
     report.rows = [row_from_child(raw, report.copy_gbps) for raw in data.get("rows", [])]
@@ -456,7 +452,10 @@ def format_report(report: BenchReport, width: int = 100) -> str:
     are left out, then the least needed), the coach, notes and a legend."""
     where = _short_path(report.impl)
     lines = [f"{report.drill}: {where}" + (f" on {report.device}" if report.device else "")]
-    if report.status in (TESTS_FAIL, NO_GPU, NO_CASES) or not report.rows:
+    if (
+        report.status in (BenchStatus.TESTS_FAIL, BenchStatus.NO_GPU, BenchStatus.NO_CASES)
+        or not report.rows
+    ):
         lines += textwrap.wrap(report.message or f"not timed ({report.status})", width)
         if report.output:
             lines += ["", "bench output (last lines):"]

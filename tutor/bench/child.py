@@ -39,11 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# Statuses shared with tutor.bench (which must not import this module: it imports torch).
-TIMED = "timed"
-NO_GPU = "no-gpu"
-ERROR = "error"
-RUNNING = "running"
+from tutor.states import BenchStatus
 
 IMPLS = ("mine", "reference", "eager")  # timed in this process, in this order, per case
 FACTS_OF = ("mine", "reference", "eager")  # whose launches and kernels the perf coach reads
@@ -90,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {
         "drill": args.drill,
         "impl": str(Path(args.impl).resolve()),
-        "status": RUNNING,
+        "status": BenchStatus.RUNNING,
         "message": "",
         "rows": [],
         "notes": [],
@@ -99,20 +95,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _run(args, report, out)
     except Exception as exc:  # noqa: BLE001 - whatever breaks is reported in the JSON
-        report["status"] = ERROR
+        report["status"] = BenchStatus.ERROR
         report["message"] = f"{type(exc).__name__}: {exc}"
         report["traceback"] = traceback.format_exc()[-4000:]
         log(f"failed: {report['message']}")
     finally:
         _write(out, report)
-    return 0 if report["status"] in (TIMED, NO_GPU) else 1
+    return 0 if report["status"] in (BenchStatus.TIMED, BenchStatus.NO_GPU) else 1
 
 
 def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
     import torch
 
     if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
-        report["status"] = NO_GPU
+        report["status"] = BenchStatus.NO_GPU
         report["message"] = "torch sees no GPU" + (
             " (TRITON_INTERPRET=1 is set)" if os.environ.get("TRITON_INTERPRET") == "1" else ""
         )
@@ -181,7 +177,7 @@ def bench_cases(
     try:
         recipes = load_recipes(recipe_path)
     except RecipeError as exc:
-        report["status"], report["message"] = ERROR, str(exc)
+        report["status"], report["message"] = BenchStatus.ERROR, str(exc)
         return
 
     log(
@@ -223,9 +219,9 @@ def bench_cases(
     coach_rows(report, {name: recipe.levers for name, recipe in recipes.items()})
     _write(out, report)
     if any("mine" in row["us"] for row in report["rows"]):
-        report["status"] = TIMED
+        report["status"] = BenchStatus.TIMED
     else:
-        report["status"] = ERROR
+        report["status"] = BenchStatus.ERROR
         errors = [row["errors"]["mine"] for row in report["rows"] if "mine" in row["errors"]]
         report["message"] = "your file could not be timed: " + (
             errors[0] if errors else "; ".join(report["notes"]) or "no bench case ran"

@@ -229,7 +229,7 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
         )
     if isinstance(root, NotImplementedError):
         return DrillFailure(
-            dx.NOT_STARTED, f"{name} is not written yet ({where}: {root})", line=line
+            dx.NOT_WRITTEN, f"{name} is not written yet ({where}: {root})", line=line
         )
     kernel_line = (_compile_error_line(root, path) if _is_compile_error(root) else None) or line
     chain_text = "\n".join(str(e) for e in _chain(exc))

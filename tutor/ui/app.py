@@ -159,9 +159,7 @@ def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
         ProgressStore(paths.progress_file),
         runner_factory=lambda catalogue, cpu: Runner(catalogue, force_cpu=cpu, warm=warm),
         force_cpu=force_cpu,
-        list_tests=lambda drill_id, impl: collect.test_ids(
-            catalogue, drill_id, impl, force_cpu=force_cpu
-        ),
+        list_tests=collect.lister(catalogue, force_cpu=force_cpu),
     )
     try:
         app.run()

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tutor import results as r
 from tutor.events import Event, Fold
 from tutor.results import RunResult, TestResult
-from tutor.states import Outcome
+from tutor.states import Outcome, RunStatus
 
 RUNNING = Outcome.RUNNING
 NOT_RUN = "not-run"  # a test the run never reached (it was cut short)
-_CUT_SHORT = (r.TIMEOUT, r.OUT_OF_MEMORY, r.CRASHED, r.CANCELLED)
+_CUT_SHORT = (RunStatus.TIMEOUT, RunStatus.OUT_OF_MEMORY, RunStatus.CRASHED, RunStatus.CANCELLED)
 
 
 @dataclass
@@ -29,7 +28,7 @@ class LiveRun:
     """Every test id of the drill, when known: a run cut short shows the ones it never ran."""
 
     def __post_init__(self) -> None:
-        self.fold = Fold(RunResult(self.drill, "mine", r.FAILED))
+        self.fold = Fold(RunResult(self.drill, "mine", RunStatus.FAILED))
 
     @property
     def finished(self) -> bool:

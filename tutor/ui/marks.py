@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tutor import progress as p
 from tutor.catalogue import Catalogue, Drill
+from tutor.states import DrillStatus
 
 NOT_STARTED = "○"
 FAILING = "✗"
@@ -40,7 +41,7 @@ def mark(state: p.DrillProgress) -> str:
         return REGRESSED
     if state.solved:
         return PASSED_WITH_HINTS if state.solved_with_hints else PASSED_CLEAN
-    if state.status == p.FAILING:
+    if state.status == DrillStatus.FAILING:
         return FAILING
     return NOT_STARTED
 

@@ -6,35 +6,17 @@ Nothing here is Textual: tests build a Services from the fixture course and a fa
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 from tutor.bench import BenchReport
 from tutor.catalogue import Catalogue
+from tutor.checkrun import DrillRunner, TestLister
 from tutor.coach import Coach
 from tutor.progress import ProgressStore
-from tutor.results import RunResult
-
-
-class DrillRunner(Protocol):
-    """What the app needs of a runner (tutor.runner.Runner, or a fake in tests)."""
-
-    def run(
-        self,
-        drill_id: str,
-        impl: str = "mine",
-        *,
-        on_event: Callable[[Any], None] | None = None,
-        cancel: threading.Event | None = None,
-    ) -> RunResult: ...
-
 
 # tutor.bench.bench_drill(catalogue, drill_id, impl, *, runner, force_cpu, on_progress, cancel)
 BenchFunction = Callable[..., BenchReport]
-# The ids of a drill's tests, for naming the ones a timed-out run never reached (None: unknown).
-TestLister = Callable[[str, str], "list[str] | None"]
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tutor import results as r
 from tutor.events import Event
 from tutor.results import RunResult
+from tutor.states import RunStatus
 from tutor.ui.live import LiveRun
 
 BENCH_LINES_KEPT = 200
@@ -92,7 +92,7 @@ class Session:
             return None
         del self.live[drill_id]
         self.started_at.pop(drill_id, None)
-        if result.status == r.CANCELLED:
+        if result.status == RunStatus.CANCELLED:
             return None
         live.finish(result, all_tests)
         self.finished[drill_id] = live

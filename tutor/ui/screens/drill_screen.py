@@ -24,15 +24,15 @@ from textual.widgets import Footer, Markdown, TabbedContent, TabPane
 from watchfiles import Change, awatch
 
 from tutor import bench as bench_report
-from tutor import lessons, workspace
-from tutor import results as r
+from tutor import checkrun, lessons, workspace
 from tutor.catalogue import Drill
 from tutor.coach import HintView
 from tutor.events import SessionStarted, TestFinished
 from tutor.hints import stage_markdown
 from tutor.perf_coach import PerfCoach
-from tutor.progress import PASSED, ProgressError
+from tutor.progress import ProgressError
 from tutor.report import format_perf_hint, solution_rule
+from tutor.states import DrillStatus
 from tutor.ui import marks
 from tutor.ui.environment import (
     CPU_BACKEND,
@@ -456,7 +456,7 @@ class DrillScreen(Screen[None]):
             return
         before = self._hint_view(drill_id)
         if before is None:
-            passed = marks.state_of(self.services.store, drill_id).status == PASSED
+            passed = marks.state_of(self.services.store, drill_id).status == DrillStatus.PASSED
             if self.session.running(drill_id):
                 self._say("The tests are running: the hint comes with their results.")
                 return
@@ -658,25 +658,16 @@ class DrillScreen(Screen[None]):
         def forward(event) -> None:
             self.post_message(RunEvent(ticket.drill_id, ticket.token, event))
 
-        try:
-            result = self.services.runner.run(
-                ticket.drill_id, "mine", on_event=forward, cancel=ticket.cancel
-            )
-        except Exception as exc:  # the runner itself failed (not the learner's code): say so
-            result = r.RunResult(
-                drill=ticket.drill_id,
-                impl="mine",
-                status=r.SETUP_ERROR,
-                message=f"the tutor could not run the tests: {exc}",
-            )
-        all_tests = None
-        lister = self.services.list_tests
-        if result.status in (r.TIMEOUT, r.CRASHED) and lister is not None:
-            try:  # which tests the run never reached
-                all_tests = lister(ticket.drill_id, "mine")
-            except Exception:
-                all_tests = None
-        self.post_message(RunFinished(ticket.drill_id, ticket.token, result, all_tests))
+        checked = checkrun.run_tests(
+            self.services.runner,
+            ticket.drill_id,
+            list_tests=self.services.list_tests,
+            on_event=forward,
+            cancel=ticket.cancel,
+        )
+        self.post_message(
+            RunFinished(ticket.drill_id, ticket.token, checked.result, checked.all_tests)
+        )
 
     def on_run_started(self, message: RunStarted) -> None:
         self._refresh_marks()
@@ -719,9 +710,11 @@ class DrillScreen(Screen[None]):
                 self._show_coach(drill_id)
             return
         try:
-            self.services.coach.record_run(result)
-        except (OSError, YamlFileError) as exc:
-            self._say(f"Could not record the run: {exc}", severity="error")
+            trouble = checkrun.record(self.services.coach, checkrun.CheckedRun(result)).not_saved
+        except YamlFileError as exc:
+            trouble = exc
+        if trouble is not None:
+            self._say(f"Could not record the run: {trouble}", severity="error")
         self.session.note_recorded(drill_id, marks.state_of(self.services.store, drill_id).last_run)
         self._refresh_marks()
         if drill_id == self.selected:

@@ -15,10 +15,10 @@ from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownBlock
 
 from tutor import progress as p
-from tutor import results as r
 from tutor.catalogue import Drill
 from tutor.coach import HintView
 from tutor.hints import stage_markdown
+from tutor.states import DrillStatus, RunStatus
 
 RUNNING_TEXT = "**Tests running.** The hint for this run comes with its results."
 
@@ -53,7 +53,7 @@ def coach_markdown(
         if state.regressed:
             parts.insert(1, "*You passed this drill before; this run fails.*")
         return "\n\n".join(parts)
-    if state.status == p.PASSED and last_status in (r.PASSED, None):
+    if state.status == DrillStatus.PASSED and last_status in (RunStatus.PASSED, None):
         nxt = (
             f"Next: press **n** for {next_drill.id}, {next_drill.title}."
             if next_drill

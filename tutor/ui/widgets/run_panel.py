@@ -12,19 +12,19 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from tutor import results as r
 from tutor.report import MAP_CELLS, fit_error_map, interpreter_note
+from tutor.states import Outcome, RunStatus
 from tutor.ui.live import NOT_RUN, RUNNING, LiveRun
 
 _OUTCOMES = {
-    "passed": ("✓ pass", "green"),
-    "failed": ("✗ fail", "bold red"),
-    "skipped": ("- skip", "dim"),
+    Outcome.PASSED: ("✓ pass", "green"),
+    Outcome.FAILED: ("✗ fail", "bold red"),
+    Outcome.SKIPPED: ("- skip", "dim"),
     RUNNING: ("⋯ running", "yellow"),
-    r.TIMEOUT: ("✗ hung", "bold red"),
-    r.CRASHED: ("✗ crash", "bold red"),
-    r.OUT_OF_MEMORY: ("✗ memory", "bold red"),
-    r.CANCELLED: ("- stopped", "dim"),
+    RunStatus.TIMEOUT: ("✗ hung", "bold red"),
+    RunStatus.CRASHED: ("✗ crash", "bold red"),
+    RunStatus.OUT_OF_MEMORY: ("✗ memory", "bold red"),
+    RunStatus.CANCELLED: ("- stopped", "dim"),
     NOT_RUN: ("- not run", "dim"),
 }
 _STATUS_CLASSES = ("-passed", "-failed", "-broken", "-running")
@@ -62,23 +62,23 @@ def summary(
                 f" of the {_seconds(limit)} limit" if limit is not None else ""
             )
         return f"Running the tests… {done} done{clock}", "-running"
-    failed = sum(row.outcome == "failed" for row in live.rows.values())
+    failed = sum(row.outcome == Outcome.FAILED for row in live.rows.values())
     took = f" ({result.duration:.1f} s)"
-    if result.status == r.PASSED:
+    if result.status == RunStatus.PASSED:
         return f"Passed: all {len(live.rows)} tests{took}", "-passed"
-    if result.status == r.FAILED:
+    if result.status == RunStatus.FAILED:
         return f"Failed: {failed} of {len(live.rows)} tests{took}", "-failed"
     never = len(live.never_ran)
-    if result.status == r.TIMEOUT and never:
+    if result.status == RunStatus.TIMEOUT and never:
         return f"Timed out: {never} of {len(live.rows)} tests never ran", "-broken"
     # The run broke before its tests could judge the kernel: the message below says why.
     heading = {
-        r.TIMEOUT: "Timed out: the tests were stopped",
-        r.CRASHED: "Crashed: the test process died",
-        r.OUT_OF_MEMORY: "Stopped: the run used too much memory",
-        r.COLLECTION_ERROR: "The tests could not start",
-        r.CANCELLED: "Stopped",
-        r.SETUP_ERROR: "Could not run the tests",
+        RunStatus.TIMEOUT: "Timed out: the tests were stopped",
+        RunStatus.CRASHED: "Crashed: the test process died",
+        RunStatus.OUT_OF_MEMORY: "Stopped: the run used too much memory",
+        RunStatus.COLLECTION_ERROR: "The tests could not start",
+        RunStatus.CANCELLED: "Stopped",
+        RunStatus.SETUP_ERROR: "Could not run the tests",
     }.get(result.status, result.status)
     return heading, "-broken"
 
@@ -87,10 +87,10 @@ def shows_a_failure(live: LiveRun | None, last_run: dict[str, Any] | None = None
     """Whether the run on show failed or broke, so the learner needs the run and the hint more
     than the lesson; None while a run streams with no failure yet (nothing to say either way)."""
     if live is None:
-        return bool(last_run) and last_run.get("status") != r.PASSED
+        return bool(last_run) and last_run.get("status") != RunStatus.PASSED
     if live.result is None:
         return True if live.first_failure() is not None else None
-    return live.result.status not in (r.PASSED, r.CANCELLED)
+    return live.result.status not in (RunStatus.PASSED, RunStatus.CANCELLED)
 
 
 class FittedMap:
@@ -182,11 +182,15 @@ class RunPanel(VerticalScroll):
     @staticmethod
     def _failure_text(live: LiveRun | None) -> RenderableType:
         """The first failing test's message; for a run that broke, why it broke."""
-        if live is None or live.result is None or live.result.status in (r.PASSED, r.CANCELLED):
+        if (
+            live is None
+            or live.result is None
+            or live.result.status in (RunStatus.PASSED, RunStatus.CANCELLED)
+        ):
             return Text()
         result = live.result
         failure = live.first_failure()
-        if result.status == r.FAILED and failure is not None:
+        if result.status == RunStatus.FAILED and failure is not None:
             where = f" (your file, line {failure.line})" if failure.line else ""
             # Text, never markup: messages hold brackets (shapes, ['fp32', 'fp64']) as written.
             text = Text.assemble((failure.name, "bold"), where, "\n", failure.message)
@@ -203,7 +207,7 @@ class RunPanel(VerticalScroll):
         text = Text(result.message)
         if live.never_ran:
             text.append("\nNever ran: " + ", ".join(live.never_ran))
-        if result.status in (r.CRASHED, r.SETUP_ERROR) and result.output.strip():
+        if result.status in (RunStatus.CRASHED, RunStatus.SETUP_ERROR) and result.output.strip():
             tail = "\n".join(result.output.strip().splitlines()[-_OUTPUT_LINES:])
             text.append("\n\nThe end of the test process's output:\n" + tail, style="dim")
         return text
