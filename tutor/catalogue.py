@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tutor.i18n import ENGLISH, LANGUAGES
 from tutor.paths import CoursePaths
 from tutor.yamlfile import YamlFileError, line_of, load_yaml
 
@@ -77,6 +78,9 @@ class Drill:
     # The drill's own perf diagnoses (its known levers, judged by its bench recipe's rules),
     # beside the ones every drill shares (tutor.bench.rules.PERF_IDS).
     perf: tuple[Mistake, ...] = field(default_factory=tuple)
+    # The languages its lesson and hints exist in (tutor.i18n.LANGUAGES unless the entry says
+    # otherwise: `translations: [en]` for a drill added English-first).
+    translations: tuple[str, ...] = LANGUAGES
 
     @property
     def mistake_ids(self) -> tuple[str, ...]:
@@ -218,9 +222,17 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
         "bench",
         "mistakes",
         "perf",
+        "translations",
     }
     if unknown:
         raise reader.fail(f"{what}: unknown key '{sorted(unknown)[0]}'", raw)
+    translations = reader.key(raw, "translations", list, what, list(LANGUAGES))
+    if ENGLISH not in translations or not set(translations) <= set(LANGUAGES):
+        raise reader.fail(
+            f"{what}: key 'translations' lists the languages of its lesson and hints: "
+            f"{ENGLISH} and any of {', '.join(LANGUAGES[1:])}",
+            raw,
+        )
     return Drill(
         id=drill_id,
         track=track,
@@ -233,6 +245,7 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
         bench=bench,
         mistakes=mistakes,
         perf=perf,
+        translations=tuple(translations),
     )
 
 

@@ -141,8 +141,9 @@ class TutorApp(App[int]):
         self.exit(128 + signum)
 
 
-def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
-    """Open the app on the course at `paths`; returns the exit status for the command line."""
+def run_app(paths: CoursePaths, *, force_cpu: bool = False, lang: str | None = None) -> int:
+    """Open the app on the course at `paths`; returns the exit status for the command line.
+    `lang` is --lang (the CLI has activated the language already)."""
     try:
         catalogue = load_catalogue(paths)
     except CatalogueError as exc:

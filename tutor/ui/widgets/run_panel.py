@@ -97,11 +97,12 @@ class FittedMap:
     """An error map drawn to the width it is given: its rows never wrap (a 64-cell row in a
     60-column panel read as two rows, 60 + 4)."""
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], facts: dict | None = None) -> None:
         self.lines = lines
+        self.facts = facts  # the failure's facts: the heading is made again from them
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for line in fit_error_map(self.lines, options.max_width):
+        for line in fit_error_map(self.lines, options.max_width, self.facts):
             # The rows of cells fit; the heading and the legend are words, and wrap as words.
             yield Text(line, style="bold", no_wrap=set(line) <= set(MAP_CELLS))
 
@@ -198,7 +199,7 @@ class RunPanel(VerticalScroll):
             if failure.details:
                 text.append("\n" + failure.details, style="dim")
             if failure.error_map:
-                return Group(text, FittedMap(failure.error_map))
+                return Group(text, FittedMap(failure.error_map, failure.facts))
             return text
         text = Text(result.message)
         if live.never_ran:
