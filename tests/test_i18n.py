@@ -64,3 +64,20 @@ def test_list_in_chinese_shows_the_chinese_titles(course):
     assert "Triton 基础" in tutor(course, "list", env=env).stdout
     i18n.remember(course.state_dir, "en")
     assert "Triton basics" in tutor(course, "list", env=env).stdout
+
+
+def test_wrapping_counts_cells_and_breaks_between_chinese_characters():
+    import textwrap
+
+    from tutor import cells
+
+    chinese = (
+        "位置：7500 个值中有 4959 个错误（66.1%）：3 行中的第 1-2 行，2500 列中的第 0-2499 列。" * 2
+    )
+    lines = cells.wrap(chinese, 40, "  ")
+    assert all(cells.width(line) <= 40 for line in lines) and len(lines) > 3
+    assert "".join(line.strip() for line in lines).replace(" ", "") == chinese.replace(" ", "")
+    assert not any(line.strip()[0] in "，。：）" for line in lines)  # no line opens on a comma
+    english = "The padded lanes load as 0, so they add nothing to sum(x); x - mean is -mean there."
+    assert cells.wrap(english, 30) == textwrap.wrap(english, 30)
+    assert cells.ljust("中文", 6) == "中文  " and cells.width("中文ab") == 6

@@ -3,6 +3,7 @@ check` naming what is stale, missing or shaped unlike the English."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -90,7 +91,7 @@ def test_dev_check_t3_on_the_command_line_fails_naming_the_stale_file(course):
     _edit_one_line(course.lesson("t3"))
     out = tutor(course, "dev", "check", "t3", "--cpu", "--json", timeout=600)
     assert out.returncode == 1
-    failed = [f for f in __import__("json").loads(out.stdout)["findings"] if not f["ok"]]
+    failed = [f for f in json.loads(out.stdout)["findings"] if not f["ok"]]
     assert [f["message"].split(":")[0] for f in failed] == ["drills/content/t3.zh.md is stale"]
 
 
@@ -209,5 +210,14 @@ def test_check_in_chinese_prints_the_diagnosis_title_and_first_hint(course):
     buggy = next(course.mutants("t3").glob("padding-where__*.py"))
     out = tutor(course, "check", "t3", "--impl", str(buggy), "--cpu", "--lang", "zh")
     assert out.returncode == 1, out.stderr
-    assert "中文标题 padding-where (padding-where)" in out.stdout
+    assert "诊断：中文标题 padding-where（padding-where）" in out.stdout
     assert "中文第 1 步" in out.stdout and "中文第 2 步" not in out.stdout
+    # the words around them too, from the parent (summary) and from the run's child (where)
+    assert "诊断：" in out.stdout and "个通过" in out.stdout
+    assert "位置：" in out.stdout and "个错误" in out.stdout
+    english = tutor(course, "check", "t3", "--impl", str(buggy), "--cpu", "--json", "--lang", "en")
+    chinese = tutor(course, "check", "t3", "--impl", str(buggy), "--cpu", "--json", "--lang", "zh")
+    en, zh = json.loads(english.stdout), json.loads(chinese.stdout)
+    assert en["diagnoses"] == zh["diagnoses"] and en["status"] == zh["status"]
+    assert [t["id"] for t in en["tests"]] == [t["id"] for t in zh["tests"]]
+    assert [t["diagnosis"] for t in en["tests"]] == [t["diagnosis"] for t in zh["tests"]]

@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from tutor import i18n, translations
-from tutor.i18n import N_, _, ngettext
+from tutor.i18n import N_, _
 from tutor.states import WrongPattern
 from tutor.yamlfile import YamlFileError, line_of, load_yaml
 
@@ -81,7 +81,7 @@ def _load(path: Path, mtime: float) -> dict[str, Ladder]:
 
 
 # The last stage's code is written in the reference solution's names; the learner's differ.
-REFERENCE_NAMES = "The code uses the reference solution's names: put your own kernel's in."
+REFERENCE_NAMES = N_("The code uses the reference solution's names: put your own kernel's in.")
 
 
 def _named(stages: tuple[str, ...]) -> tuple[str, ...]:
@@ -262,17 +262,11 @@ def stage_markdown(text: str) -> str:
 
 
 def _count(f: dict) -> str:
-    total = int(f["total"])
-    return ngettext("{wrong} of {total} value", "{wrong} of {total} values", total).format(
-        wrong=f["wrong"], total=total
-    )
+    return _("{wrong} of {total} values").format(wrong=f["wrong"], total=f["total"])
 
 
 def _rows(f: dict) -> str:
-    rows = int(f["rows"])
-    return ngettext("{wrong} of {rows} row", "{wrong} of {rows} rows", rows).format(
-        wrong=f["wrong_rows"], rows=rows
-    )
+    return _("{wrong} of {rows} rows").format(wrong=f["wrong_rows"], rows=f["rows"])
 
 
 def _first(f: dict) -> str:

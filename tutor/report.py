@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import shutil
-import textwrap
 
 from tutor import cells, mapwords
 from tutor import diagnoses as dx
@@ -36,7 +35,7 @@ def _wrapped(text: str, indent: str) -> list[str]:
             out.append(indent + line.strip())
         else:
             out.extend(
-                textwrap.wrap(line, _width(), initial_indent=indent, subsequent_indent=indent)
+                cells.wrap(line, _width(), indent)  # by cells: a CJK character takes two
             )
     return out
 
@@ -82,9 +81,7 @@ def stage_plain(stage: str, indent: str) -> list[str]:
         if kind == "code":
             lines.extend(f"{indent}    {row}".rstrip() for row in block.splitlines())
         else:
-            lines.extend(
-                textwrap.wrap(block, _width(), initial_indent=indent, subsequent_indent=indent)
-            )
+            lines.extend(cells.wrap(block, _width(), indent))
     return lines
 
 
@@ -321,9 +318,14 @@ def format_progress(catalogue: Catalogue, store: p.ProgressStore) -> str:
         "  "
         + "".join(
             cells.ljust(_(word), size)
-            for word, size in (("drill", 6), ("status", 28), ("solved", 17), ("last run", 10))
+            for word, size in (
+                (N_("drill"), 6),
+                (N_("status"), 28),
+                (N_("solved"), 17),
+                (N_("last run"), 10),
+            )
         )
-        + f"{_('runs'):>5}{_('hints'):>7}  {_('best bench')}"
+        + f"{cells.rjust(_('runs'), 5)}{cells.rjust(_('hints'), 7)}  {_('best bench')}"
     )
     for drill in playable:
         state = store.drill(drill.id)

@@ -320,12 +320,9 @@ def describe_mismatch(got: torch.Tensor, want: torch.Tensor, tol: Tolerance, wha
     g, w = got.reshape(-1)[flat].item(), want.reshape(-1)[flat].item()
     allowed = tol.atol + tol.rtol * abs(w)
     count = int(wrong.sum())
-    return ngettext(
-        "{what}: {count} of {total} value differs ({share}%); worst at {at}: got {got}, "
-        "expected {want} (|diff| {diff}, allowed {allowed})",
+    return _(
         "{what}: {count} of {total} values differ ({share}%); worst at {at}: got {got}, "
-        "expected {want} (|diff| {diff}, allowed {allowed})",
-        count,
+        "expected {want} (|diff| {diff}, allowed {allowed})"
     ).format(
         what=what,
         count=count,
@@ -394,11 +391,9 @@ def _explains(got: torch.Tensor, want: torch.Tensor, suspect: torch.Tensor, tol:
 
 def _nan_text(mask: torch.Tensor) -> str:
     count = int(mask.sum())
-    return ngettext(
-        "{count} of {total} value is NaN or inf where the reference is finite.",
-        "{count} of {total} values are NaN or inf where the reference is finite.",
-        count,
-    ).format(count=count, total=mask.numel())
+    return _("{count} of {total} values are NaN or inf where the reference is finite.").format(
+        count=count, total=mask.numel()
+    )
 
 
 def _name(dtype: torch.dtype) -> str:

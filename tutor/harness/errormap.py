@@ -142,11 +142,9 @@ def _sentence(shape, wrong2, nan2, unwritten2, got, want) -> str:
         return _("no value is wrong")
     flat = wrong2.reshape(-1).nonzero().reshape(-1)
     first, last = int(flat[0]), int(flat[-1])
-    head = ngettext(
-        "{count} of {total} value is wrong ({share}%)",
-        "{count} of {total} values are wrong ({share}%)",
-        count,
-    ).format(count=count, total=total, share=f"{100 * count / total:.1f}")
+    head = _("{count} of {total} values are wrong ({share}%)").format(
+        count=count, total=total, share=f"{100 * count / total:.1f}"
+    )
     wrong_rows = wrong2.any(dim=1).nonzero().reshape(-1).tolist()
     wrong_cols = wrong2.any(dim=0).nonzero().reshape(-1).tolist()
     if rows == 1:
