@@ -191,7 +191,7 @@ def _main(args: argparse.Namespace) -> int:
         if args.command is None:
             from tutor.ui.app import run_app  # Textual is imported only for the app
 
-            return run_app(paths, force_cpu=args.cpu, lang=args.lang)
+            return run_app(paths, force_cpu=args.cpu)
         from tutor.titles import localized
 
         catalogue = localized(load_catalogue(paths), i18n.current())
