@@ -4,8 +4,9 @@ The file has a format version, a list of tracks and a list of drills. Each drill
 learner file; every other path (starter, solution, tests, lesson, hints, mutants, bench recipe)
 is derived from it by `tutor.paths.CoursePaths`. Each drill declares its own mistakes (the
 diagnosis ids its tests can name, beyond the generic ones of `tutor.diagnoses`) and the torch
-operations that are its core work (`torch_core`: calling one is `torch-fallback`). Errors name
-the file, the line, the drill and the key.
+operations that are its core work (`torch_core`: calling one is `torch-fallback`), and the
+languages its lesson and hints exist in (`translations`, every language by default;
+tutor.translation_check). Errors name the file, the line, the drill and the key.
 """
 
 from __future__ import annotations
