@@ -55,7 +55,7 @@ def test_an_unknown_lang_on_the_command_line_is_one_line_exit_2(course):
 def test_list_in_chinese_shows_the_chinese_titles(course):
     out = tutor(course, "list", "--lang", "zh")
     assert out.returncode == 0, out.stderr
-    assert "Triton 基础" in out.stdout and "矩阵乘与注意力" in out.stdout
+    assert "Triton 基础" in out.stdout and "矩阵乘 · 注意力" in out.stdout
     assert "LayerNorm 与 RMSNorm 前向" in out.stdout
     assert "Triton basics" in tutor(course, "list", "--lang", "en").stdout
     # the locale alone is enough, and the app's remembered choice beats it

@@ -258,8 +258,10 @@ class DrillScreen(Screen[None]):
             return
         self.query_one(TabbedContent).active = "code-tab"
         self._say(
-            f"Your file is {self._shown(mine)}: write your kernel there, in any editor (e opens "
-            "yours). With watch on, each save runs the tests."
+            _(
+                "Your file is {path}: write your kernel there, in any editor (e opens yours). "
+                "With watch on, each save runs the tests."
+            ).format(path=self._shown(mine))
         )
 
     def watch_selected(self, drill_id: str | None) -> None:
@@ -357,8 +359,10 @@ class DrillScreen(Screen[None]):
         if view is None:
             return []
         text = format_perf_hint(view, drill_id).replace(
-            f"`tutor hint {drill_id} --perf` reveals the next one.",
-            "Press h for the next stage (or `tutor hint " + drill_id + " --perf`).",
+            _("`tutor hint {drill} --perf` reveals the next one.").format(drill=drill_id),
+            _("Press h for the next stage (or `tutor hint {drill} --perf`).").format(
+                drill=drill_id
+            ),
         )
         return ["", *text.splitlines()]
 
@@ -383,7 +387,9 @@ class DrillScreen(Screen[None]):
             return ""
         if live.result is None:
             running = live.fold.running
-            return f"{drill_id}: " + (running.split("::")[-1] if running else "running the tests…")
+            return f"{drill_id}: " + (
+                running.split("::")[-1] if running else _("running the tests…")
+            )
         return f"{drill_id}: {summary(live)[0]}"
 
     def _show_coach(self, drill_id: str) -> None:
@@ -479,25 +485,25 @@ class DrillScreen(Screen[None]):
         if before is None:
             passed = marks.state_of(self.services.store, drill_id).status == PASSED
             if self.session.running(drill_id):
-                self._say("The tests are running: the hint comes with their results.")
+                self._say(_("The tests are running: the hint comes with their results."))
                 return
             self._say(
-                "No hint needed: this drill is passed."
+                _("No hint needed: this drill is passed.")
                 if passed
-                else "No hint yet: hints come with a failing run (press r)."
+                else _("No hint yet: hints come with a failing run (press r).")
             )
             return
         if before.exhausted:
             self._say(
-                "That is every hint for this mistake: the solution is available with s."
+                _("That is every hint for this mistake: the solution is available with s.")
                 if before.opens_solution
-                else "That is every hint for an untouched starter: write your kernel, then save."
+                else _("That is every hint for an untouched starter: write your kernel, then save.")
             )
             return
         try:
             self.services.coach.reveal_next(drill_id)
         except (OSError, YamlFileError) as exc:
-            self._say(f"Could not reveal the hint: {exc}", severity="error")
+            self._say(_("Could not reveal the hint: {why}").format(why=exc), severity="error")
         self._show_coach(drill_id)
         self._refresh_marks()
 
@@ -509,7 +515,7 @@ class DrillScreen(Screen[None]):
             if view is None:
                 return False
             if view.exhausted:
-                self._say("That is every stage of the perf hint: change the kernel, then b.")
+                self._say(_("That is every stage of the perf hint: change the kernel, then b."))
             else:
                 self._perf_coach().reveal_next(drill_id)
         except (OSError, YamlFileError) as exc:
@@ -552,9 +558,9 @@ class DrillScreen(Screen[None]):
     def action_toggle_watch(self) -> None:
         self.watching = not self.watching
         self._say(
-            "Watch on: saving a file in drills/mine/ runs its drill."
+            _("Watch on: saving a file in drills/mine/ runs its drill.")
             if self.watching
-            else "Watch off: press r to run the tests."
+            else _("Watch off: press r to run the tests.")
         )
 
     def action_solution(self) -> None:
@@ -566,7 +572,7 @@ class DrillScreen(Screen[None]):
         except YamlFileError:
             unlocked = False
         if not unlocked:
-            self._say("The solution " + solution_rule("h"), severity="warning")
+            self._say(_("The solution {rule}").format(rule=solution_rule("h")), severity="warning")
             return
         paths = self.services.catalogue.paths
         self.app.push_screen(SolutionScreen(paths.mine(drill.file), paths.solution(drill.file)))
@@ -576,16 +582,19 @@ class DrillScreen(Screen[None]):
         if drill is None:
             return
         paths = self.services.catalogue.paths
-        question = (
-            f"Put the starter back for {drill.id} ({drill.title})?\n\n"
-            f"{self._shown(paths.mine(drill.file))} is copied to "
-            f"{self._shown(paths.backups)}/ first."
+        question = _(
+            "Put the starter back for {drill} ({title})?\n\n{mine} is copied to {backups}/ first."
+        ).format(
+            drill=drill.id,
+            title=drill.title,
+            mine=self._shown(paths.mine(drill.file)),
+            backups=self._shown(paths.backups),
         )
         self.app.push_screen(ConfirmScreen(question), partial(self._reset_answered, drill))
 
     def _reset_answered(self, drill: Drill, yes: bool | None) -> None:
         if not yes:
-            self._say("Nothing was reset: your file is as it was.")
+            self._say(_("Nothing was reset: your file is as it was."))
             return
         mine = self.services.catalogue.paths.mine(drill.file)
         try:
@@ -600,9 +609,14 @@ class DrillScreen(Screen[None]):
             self._say(f"Could not update the progress file: {exc}", severity="error")
         self.session.forget(drill.id)
         where = (
-            f"your old file is in {self._shown(saved)}" if saved else "there was no file to back up"
+            _("your old file is in {path}").format(path=self._shown(saved))
+            if saved
+            else _("there was no file to back up")
         )
-        self._say(f"{drill.id} is back to its starter; {where}.", timeout=15)
+        self._say(
+            _("{drill} is back to its starter; {where}.").format(drill=drill.id, where=where),
+            timeout=15,
+        )
         self._refresh_marks()
         if drill.id == self.selected:
             self._refresh_code()
@@ -620,8 +634,10 @@ class DrillScreen(Screen[None]):
         panel = self._focused_panel()
         if panel is None:
             self._say(
-                "Press Tab to move to the lesson, the code, the run or the hint first: f fills "
-                "the screen with the panel that has the focus."
+                _(
+                    "Press Tab to move to the lesson, the code, the run or the hint first: f "
+                    "fills the screen with the panel that has the focus."
+                )
             )
             return
         self.maximize(panel, container=False)
@@ -646,7 +662,7 @@ class DrillScreen(Screen[None]):
         app = self.services
         following = marks.next_unfinished(app.catalogue, app.store, after=self.selected)
         if following is None:
-            self._say("Every drill is passed.")
+            self._say(_("Every drill is passed."))
             return
         self.query_one(DrillList).select_drill(following.id)
 
@@ -862,8 +878,9 @@ class DrillScreen(Screen[None]):
             # `tutor reset` beside the app, or a learner's own undo: there is nothing to judge,
             # and a run would count a starter as a failure (! for a drill passed before).
             self._say(
-                f"{self._shown(path)} is the starter again: nothing to run until you write "
-                "your kernel."
+                _(
+                    "{path} is the starter again: nothing to run until you write your kernel."
+                ).format(path=self._shown(path))
             )
             return
         if drill_id != self.selected:
