@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tutor.i18n import ENGLISH, LANGUAGES
+from tutor.i18n import ENGLISH, LANGUAGES, _
 from tutor.paths import CoursePaths
 from tutor.yamlfile import YamlFileError, line_of, load_yaml
 
@@ -100,7 +100,11 @@ class Catalogue:
             if drill.id == drill_id.lower():
                 return drill
         known = ", ".join(d.id for d in self.drills)
-        raise KeyError(f"no drill {drill_id!r} in {self.paths.catalogue} (known: {known})")
+        raise KeyError(
+            _("no drill {drill} in {catalogue} (known: {known})").format(
+                drill=repr(drill_id), catalogue=self.paths.catalogue, known=known
+            )
+        )
 
     def in_track(self, track_id: str) -> list[Drill]:
         return [d for d in self.drills if d.track == track_id]
