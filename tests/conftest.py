@@ -29,10 +29,10 @@ def catalogue() -> Catalogue:
 
 @pytest.fixture
 def course(tmp_path: Path) -> CoursePaths:
-    """A writable copy of the course (catalogue, drills, hints) without any learner state."""
-    for name in ("drills.yaml", "hints"):
-        source = ROOT / name
-        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, tmp_path / name)
+    """A writable copy of the course (catalogue, drills, hints, translations) without any
+    learner state."""
+    for source in (*ROOT.glob("drills*.yaml"), ROOT / "hints"):  # drills.zh.yaml: titles
+        (shutil.copytree if source.is_dir() else shutil.copyfile)(source, tmp_path / source.name)
     shutil.copytree(
         ROOT / "drills", tmp_path / "drills", ignore=shutil.ignore_patterns("mine", "__pycache__")
     )

@@ -166,6 +166,10 @@ def test_dev_new_scaffolds_a_drill_that_is_content_only(course):
     drill = load_catalogue(course).drill("t9")
     assert drill.functions == ("clamp", "clamp_") and drill.mistake_ids == ("t9-mistake",)
     assert drill.torch_core == ()  # declared empty, for the author to fill in
+    # English first: the new drill passes dev check without its Chinese files
+    assert drill.translations == ("en",)
+    catalogue = load_catalogue(course)
+    assert not [f for f in devcheck.content_findings(catalogue, drill) if "(zh)" in f.subject]
     listing = tutor(course, "list")
     assert listing.returncode == 0 and "t9" in listing.stdout and "Clamp" in listing.stdout
     again = tutor(course, "dev", "new", "t9", "--track", "T", "--title", "X", "--functions", "f")

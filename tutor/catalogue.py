@@ -4,8 +4,9 @@ The file has a format version, a list of tracks and a list of drills. Each drill
 learner file; every other path (starter, solution, tests, lesson, hints, mutants, bench recipe)
 is derived from it by `tutor.paths.CoursePaths`. Each drill declares its own mistakes (the
 diagnosis ids its tests can name, beyond the generic ones of `tutor.diagnoses`) and the torch
-operations that are its core work (`torch_core`: calling one is `torch-fallback`). Errors name
-the file, the line, the drill and the key.
+operations that are its core work (`torch_core`: calling one is `torch-fallback`), and the
+languages its lesson and hints exist in (`translations`, every language by default;
+tutor.translation_check). Errors name the file, the line, the drill and the key.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tutor.i18n import ENGLISH, LANGUAGES, _
 from tutor.paths import CoursePaths
 from tutor.yamlfile import YamlFileError, line_of, load_yaml
 
@@ -77,6 +79,9 @@ class Drill:
     # The drill's own perf diagnoses (its known levers, judged by its bench recipe's rules),
     # beside the ones every drill shares (tutor.bench.rules.PERF_IDS).
     perf: tuple[Mistake, ...] = field(default_factory=tuple)
+    # The languages its lesson and hints exist in (tutor.i18n.LANGUAGES unless the entry says
+    # otherwise: `translations: [en]` for a drill added English-first).
+    translations: tuple[str, ...] = LANGUAGES
 
     @property
     def mistake_ids(self) -> tuple[str, ...]:
@@ -95,7 +100,11 @@ class Catalogue:
             if drill.id == drill_id.lower():
                 return drill
         known = ", ".join(d.id for d in self.drills)
-        raise KeyError(f"no drill {drill_id!r} in {self.paths.catalogue} (known: {known})")
+        raise KeyError(
+            _("no drill {drill} in {catalogue} (known: {known})").format(
+                drill=repr(drill_id), catalogue=self.paths.catalogue, known=known
+            )
+        )
 
     def in_track(self, track_id: str) -> list[Drill]:
         return [d for d in self.drills if d.track == track_id]
@@ -218,9 +227,17 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
         "bench",
         "mistakes",
         "perf",
+        "translations",
     }
     if unknown:
         raise reader.fail(f"{what}: unknown key '{sorted(unknown)[0]}'", raw)
+    translations = reader.key(raw, "translations", list, what, list(LANGUAGES))
+    if ENGLISH not in translations or not set(translations) <= set(LANGUAGES):
+        raise reader.fail(
+            f"{what}: key 'translations' lists the languages of its lesson and hints: "
+            f"{ENGLISH} and any of {', '.join(LANGUAGES[1:])}",
+            raw,
+        )
     return Drill(
         id=drill_id,
         track=track,
@@ -233,6 +250,7 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
         bench=bench,
         mistakes=mistakes,
         perf=perf,
+        translations=tuple(translations),
     )
 
 

@@ -12,6 +12,9 @@
     tutor dev check [DRILL ...] [--cpu] [--json]   prove the course (for authors)
     tutor dev new ID --track T --title TITLE --functions NAME[,NAME...]   scaffold a drill
 
+Every command takes `--lang en|zh` (else $TUTOR_LANG, the app's remembered choice, the locale:
+tutor.i18n). `--json` keeps ids, numbers and keys the same in both; its text fields (messages,
+where, error maps, hints) are in the chosen language.
 Exit codes: 0 success (check: all tests pass), 1 tests fail, 2 usage or set-up error.
 Nothing here imports torch or textual at start-up: the tests run in a child process and the
 app is imported only when it is opened.
@@ -27,10 +30,11 @@ import signal
 import sys
 from dataclasses import asdict
 
-from tutor import __version__
+from tutor import __version__, i18n
 from tutor import progress as p
 from tutor.catalogue import Catalogue, load_catalogue
 from tutor.coach import Coach
+from tutor.i18n import _
 from tutor.paths import CourseNotFound, CoursePaths, find_root
 from tutor.progress import ProgressError
 from tutor.yamlfile import YamlFileError
@@ -55,8 +59,21 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _with_lang(parser: argparse.ArgumentParser, top: bool = False) -> argparse.ArgumentParser:
+    """`--lang` before or after the command (`tutor --lang zh list`, `tutor list --lang zh`);
+    checked in `_main`, so an unknown one is one line (i18n.LanguageError)."""
+    parser.add_argument(
+        "--lang",
+        metavar="en|zh",
+        **({"default": None} if top else {"default": argparse.SUPPRESS}),
+        help="English or Chinese (default: $TUTOR_LANG, the app's choice, the locale)",
+    )
+    return parser
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tutor", description=__doc__.split("\n\n")[0])
+    _with_lang(parser, top=True)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument(
         "--root", help="the course folder (default: found from here or $TUTOR_ROOT)"
@@ -119,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     dev_new.add_argument("--track", required=True)
     dev_new.add_argument("--title", required=True)
     dev_new.add_argument("--functions", required=True, help="NAME[,NAME...]")
+    for command in (*sub.choices.values(), *dev_sub.choices.values()):
+        _with_lang(command)
     return parser
 
 
@@ -145,10 +164,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _main(args)
     except KeyboardInterrupt:
-        print("tutor: interrupted (Ctrl-C): the run in progress was stopped", file=sys.stderr)
+        print(
+            "tutor: " + _("interrupted (Ctrl-C): the run in progress was stopped"),
+            file=sys.stderr,
+        )
         return 130
     except Stopped as exc:
-        print(f"tutor: stopped by {exc}: the run in progress was stopped", file=sys.stderr)
+        stopped = _("stopped by {signal}: the run in progress was stopped").format(signal=exc)
+        print(f"tutor: {stopped}", file=sys.stderr)
         return 128 + exc.signum
     except BrokenPipeError:
         # The reader went away (`tutor list | head`): say nothing more, and let Python's own
@@ -163,20 +186,24 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(args: argparse.Namespace) -> int:
     try:
+        i18n.activate(i18n.choose(args.lang))  # before the course is found: its errors too
         paths = CoursePaths(find_root(args.root))
+        i18n.activate(i18n.choose(args.lang, paths.state_dir))
         if args.command in (None, "check", "bench", "dev"):  # the commands that start runs
             _memory_limit_is_usable()
         if args.command is None:
             from tutor.ui.app import run_app  # Textual is imported only for the app
 
             return run_app(paths, force_cpu=args.cpu)
-        catalogue = load_catalogue(paths)
+        from tutor.titles import localized
+
+        catalogue = localized(load_catalogue(paths), i18n.current())
         store = p.ProgressStore(paths.progress_file)
         if store.warning:
-            print(f"warning: {store.warning}", file=sys.stderr)
+            print(_("warning: {warning}").format(warning=store.warning), file=sys.stderr)
         handler = COMMANDS[args.command]
         return handler(args, catalogue, store)
-    except (CourseNotFound, YamlFileError, ProgressError, UsageError) as exc:
+    except (CourseNotFound, YamlFileError, ProgressError, UsageError, i18n.LanguageError) as exc:
         print(f"tutor: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
@@ -197,7 +224,11 @@ def _drill(catalogue: Catalogue, drill_id: str):
     except KeyError as exc:
         raise UsageError(exc.args[0]) from None
     if drill.coming:
-        raise UsageError(f"drill {drill_id} is not ready yet (marked as coming in drills.yaml)")
+        raise UsageError(
+            _("drill {drill} is not ready yet (marked as coming in drills.yaml)").format(
+                drill=drill_id
+            )
+        )
     return drill
 
 
@@ -221,7 +252,11 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     book = HintBook(catalogue.paths.hints_dir, drill.id)
     target = catalogue.paths.resolve_impl(drill.file, args.impl)
     if target.suffix != ".py" and not target.is_dir():
-        raise UsageError(f"{target} is not a Python file: the file under test must end in .py")
+        raise UsageError(
+            _("{path} is not a Python file: the file under test must end in .py").format(
+                path=target
+            )
+        )
     if args.impl == "mine":
         try:
             workspace.ensure_mine(catalogue, drill)
@@ -252,10 +287,14 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
             print()
             print(format_hint(view, drill.id, remembered=checked.recorded))
         elif result.passed and args.impl == "mine":
-            print(f"Well done. {drill.taught}")
+            print(_("Well done. {taught}").format(taught=drill.taught))
             following = catalogue.next_after(drill.id)
             if following:
-                print(f"Next: `tutor check {following.id}` ({following.title}).")
+                print(
+                    _("Next: `tutor check {drill}` ({title}).").format(
+                        drill=following.id, title=following.title
+                    )
+                )
     if not_saved is not None:
         print(f"tutor: {not_saved.filename}: {not_saved.strerror}", file=sys.stderr)
     if result.status == RunStatus.SETUP_ERROR or not_saved is not None:  # the message is above
@@ -308,9 +347,14 @@ def cmd_reset(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     except workspace.WorkspaceError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:  # a full disk: the backup or the copy failed, and was undone
-        raise UsageError(f"{mine} was not reset ({exc.strerror}); it is as it was") from None
+        raise UsageError(
+            _("{path} was not reset ({why}); it is as it was").format(path=mine, why=exc.strerror)
+        ) from None
     Coach(catalogue, store).forget_run(drill.id)  # the last run no longer describes the file
-    print(f"{mine} is the starter again." + (f" Your file was saved to {saved}." if saved else ""))
+    print(
+        _("{path} is the starter again.").format(path=mine)
+        + (" " + _("Your file was saved to {path}.").format(path=saved) if saved else "")
+    )
     return EXIT_OK
 
 
@@ -318,11 +362,15 @@ def cmd_lesson(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     drill = _drill(catalogue, args.drill)
     path = catalogue.paths.lesson(drill.id)
     if not path.is_file():
-        raise UsageError(f"{path} does not exist")
+        raise UsageError(_("{path} does not exist").format(path=path))
     from tutor import lessons
+    from tutor.translations import lesson_text
 
-    how = f"`tutor lesson {drill.id} --answers` shows the answers"
-    print(lessons.render(path.read_text(encoding="utf-8"), answers=args.answers, how_to_show=how))
+    text, note = lesson_text(path, i18n.current(), catalogue.paths.root)
+    how = _("`tutor lesson {drill} --answers` shows the answers").format(drill=drill.id)
+    if note:
+        print(f"({note})\n")
+    print(lessons.render(text, answers=args.answers, how_to_show=how))
     return EXIT_OK
 
 
@@ -331,7 +379,8 @@ def cmd_solution(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
 
     drill = _drill(catalogue, args.drill)
     if not Coach(catalogue, store).solution_unlocked(drill.id):
-        print(f"The solution to {drill.id} {solution_rule(f'`tutor hint {drill.id}`')}")
+        rule = solution_rule(f"`tutor hint {drill.id}`")
+        print(_("The solution to {drill} {rule}").format(drill=drill.id, rule=rule))
         return EXIT_FAILED
     print(catalogue.paths.solution(drill.file).read_text(encoding="utf-8"))
     return EXIT_OK

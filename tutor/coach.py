@@ -30,6 +30,7 @@ class HintView:
     title: str
     stages: tuple[str, ...]  # the revealed stages, in order, placeholders filled in
     exhausted: bool  # every stage is out
+    note: str = ""  # why the hints are in English when another language was chosen
 
     @property
     def opens_solution(self) -> bool:
@@ -81,13 +82,14 @@ class Coach:
         diagnosis = state.active_diagnosis
         if diagnosis is None:
             return None
-        ladder = self.book(drill_id).ladder(diagnosis)
+        book = self.book(drill_id)
+        ladder = book.ladder(diagnosis)
         shown = min(state.hints.get(diagnosis, 0), len(ladder.stages))
         facts = (state.last_run or {}).get("facts") or {}
-        return self._view(drill_id, diagnosis, ladder, shown, facts)
+        return self._view(drill_id, diagnosis, ladder, shown, facts, book.note)
 
     def _view(
-        self, drill_id: str, diagnosis: str, ladder: Ladder, shown: int, facts: dict
+        self, drill_id: str, diagnosis: str, ladder: Ladder, shown: int, facts: dict, note: str
     ) -> HintView:
         try:
             file = self.catalogue.drill(drill_id).file
@@ -100,14 +102,16 @@ class Coach:
             fill(ladder.title, drill_id, file, facts),
             tuple(fill(stage, drill_id, file, facts) for stage in stages[:shown]),
             shown >= len(stages),
+            note,
         )
 
     def preview(self, drill_id: str, diagnosis: str, result: RunResult | None = None) -> HintView:
         """The first stage for `diagnosis` (fitted to `result`, the run that found it), shown
         for a file other than the learner's own and remembered nowhere."""
-        ladder = self.book(drill_id).ladder(diagnosis)
+        book = self.book(drill_id)
+        ladder = book.ladder(diagnosis)
         facts = facts_of(result, diagnosis) if result is not None else {}
-        return self._view(drill_id, ladder.diagnosis, ladder, 1, facts)
+        return self._view(drill_id, ladder.diagnosis, ladder, 1, facts, book.note)
 
     def reveal_next(self, drill_id: str) -> HintView | None:
         """Reveal one more stage of the active diagnosis (none when there is no failure)."""

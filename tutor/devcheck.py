@@ -6,6 +6,8 @@ For each drill (all playable ones by default):
   fix) and at least two known-buggy kernels in drills/mutants/<id>/; every ladder in the drill's
   hints file and every mutant is named after a declared or a generic diagnosis; the files the
   catalogue derives (starter, solution, tests, lesson, hints, bench recipe) exist;
+- translations (tutor.translation_check): each language the drill lists has its lesson and
+  hints, fresh (made from the English as it is now), with ladders the English's shape;
 - one-idea mutants kept as patches still apply to the solution, or to the correct variant their
   `base:` line names (tutor.patches);
 - behaviour, by running the drill's tests on each file: the untouched starter fails as
@@ -32,7 +34,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tutor import diagnoses as dx
-from tutor import patches
+from tutor import patches, translation_check
 from tutor.catalogue import Catalogue, Drill
 from tutor.hints import HintBook, HintFileError, drill_ladders
 from tutor.results import RunResult
@@ -202,6 +204,8 @@ def content_findings(catalogue: Catalogue, drill: Drill) -> list[Finding]:
     for what, path in required.items():
         shown = path.relative_to(paths.root) if path.is_relative_to(paths.root) else path
         rule(what, path.is_file(), f"{shown} {'exists' if path.is_file() else 'is missing'}")
+    for subject, ok, message in translation_check.drill_findings(catalogue, drill):
+        rule(subject, ok, message)
     try:
         own = drill_ladders(paths.hints_dir, drill.id)
         book = HintBook(paths.hints_dir, drill.id)
@@ -336,6 +340,8 @@ def check_course(
     for drill in chosen:
         for finding in content_findings(catalogue, drill):
             report(finding)
+    for subject, ok, message in translation_check.course_findings(catalogue, chosen):
+        report(Finding("course", subject, ok, message))
     if not drill_ids:
         for finding in perf_course_findings(catalogue):
             report(finding)

@@ -22,6 +22,7 @@ import pytest
 import torch
 
 from tutor import diagnoses as dx
+from tutor import i18n
 from tutor.catalogue import load_catalogue
 from tutor.harness import backend as backend_mod
 from tutor.harness import learner
@@ -59,6 +60,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    i18n.activate_from_env()  # the runner passes the learner's language in $TUTOR_LANG
     config.stash[_BACKEND] = backend_mod.select(force_cpu=config.getoption("--cpu"))
 
 

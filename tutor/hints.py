@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from tutor import i18n, translations
+from tutor.i18n import N_, _
 from tutor.states import WrongPattern
 from tutor.yamlfile import YamlFileError, line_of, load_yaml
 
@@ -72,21 +74,31 @@ def _load(path: Path, mtime: float) -> dict[str, Ladder]:
         ladders[diagnosis] = Ladder(
             diagnosis,
             raw["title"].strip(),
-            _named(tuple(s.strip() for s in stages)),
-            {p: _named(v) for p, v in _when(path, diagnosis, raw, len(stages)).items()},
+            tuple(s.strip() for s in stages),
+            _when(path, diagnosis, raw, len(stages)),
         )
     return ladders
 
 
 # The last stage's code is written in the reference solution's names; the learner's differ.
-REFERENCE_NAMES = "The code uses the reference solution's names: put your own kernel's in."
+REFERENCE_NAMES = N_("The code uses the reference solution's names: put your own kernel's in.")
 
 
 def _named(stages: tuple[str, ...]) -> tuple[str, ...]:
-    """`stages` with REFERENCE_NAMES after the last one, when that one shows code."""
-    if not any(kind == "code" for kind, _ in stage_blocks(stages[-1])):
+    """`stages` with REFERENCE_NAMES (in the active language) after the last one, when that
+    one shows code."""
+    if not any(kind == "code" for kind, _text in stage_blocks(stages[-1])):
         return stages
-    return (*stages[:-1], f"{stages[-1]}\n\n{REFERENCE_NAMES}")
+    return (*stages[:-1], f"{stages[-1]}\n\n{_(REFERENCE_NAMES)}")
+
+
+def _with_names(ladder: Ladder) -> Ladder:
+    return Ladder(
+        ladder.diagnosis,
+        ladder.title,
+        _named(ladder.stages),
+        {pattern: _named(stages) for pattern, stages in ladder.when.items()},
+    )
 
 
 def _is_stage_list(stages: object) -> bool:
@@ -120,24 +132,40 @@ def _when(path: Path, diagnosis: str, raw: dict, count: int) -> dict[str, tuple[
     return out
 
 
-def drill_ladders(hints_dir: Path, name: str) -> dict[str, Ladder]:
-    """The ladders of one hints file (`hints/<name>.yaml`) alone; none when it is missing."""
+def drill_ladders(hints_dir: Path, name: str, lang: str = i18n.ENGLISH) -> dict[str, Ladder]:
+    """The ladders of one hints file (`hints/<name>.yaml`, or its `lang` translation
+    `hints/<name>.<lang>.yaml`) alone; none when it is missing."""
     path = hints_dir / f"{name}.yaml"
+    if lang != i18n.ENGLISH:
+        path = translations.translated_path(path, lang)
     return _load(path, path.stat().st_mtime) if path.is_file() else {}
 
 
 class HintBook:
-    """The ladders one drill can show."""
+    """The ladders one drill can show, in `lang` (the active language by default): a fresh
+    translation's ladders over the English ones, and `note` saying so when the drill's are
+    shown in English (tutor.translations)."""
 
-    def __init__(self, hints_dir: Path, drill_id: str) -> None:
+    def __init__(self, hints_dir: Path, drill_id: str, lang: str | None = None) -> None:
+        lang = lang or i18n.current()
         self.ladders: dict[str, Ladder] = {}
+        self.note = ""
         for name in (COMMON, drill_id):  # the drill's own file overrides the common one
             self.ladders.update(drill_ladders(hints_dir, name))
+            source = hints_dir / f"{name}.yaml"
+            if lang == i18n.ENGLISH or not source.is_file():
+                continue
+            translation = translations.judge(source, lang)
+            if translation.fresh:
+                self.ladders.update(drill_ladders(hints_dir, name, lang))
+            elif not self.note:
+                self.note = translations.note(translation, hints_dir.parent, "hints")
+        self.ladders = {d: _with_names(ladder) for d, ladder in self.ladders.items()}
 
     def ladder(self, diagnosis: str) -> Ladder:
         found = self.ladders.get(diagnosis) or self.ladders.get(FALLBACK)
         if found is None:
-            return Ladder(diagnosis, diagnosis, ("Read the failing test's message.",))
+            return Ladder(diagnosis, diagnosis, (_("Read the failing test's message."),))
         return found
 
     def title(self, diagnosis: str) -> str:
@@ -234,30 +262,33 @@ def stage_markdown(text: str) -> str:
 
 
 def _count(f: dict) -> str:
-    return f"{f['wrong']} of {f['total']} values"
+    return _("{wrong} of {total} values").format(wrong=f["wrong"], total=f["total"])
 
 
 def _rows(f: dict) -> str:
-    return f"{f['wrong_rows']} of {f['rows']} rows"
+    return _("{wrong} of {rows} rows").format(wrong=f["wrong_rows"], rows=f["rows"])
 
 
 def _first(f: dict) -> str:
     first = str(f["first"])
-    return f"position {first}" if first.startswith("[") else f"index {first}"
+    text = _("position {at}") if first.startswith("[") else _("index {at}")
+    return text.format(at=first)
 
 
 def _unwritten(f: dict) -> str:
     if f["fill"] == "zeros":
-        return "read exactly 0, the zeros the tensor was made with"
-    return "still hold the value the empty tensor was filled with"
+        return _("read exactly 0, the zeros the tensor was made with")
+    return _("still hold the value the empty tensor was filled with")
 
 
+# Each placeholder: how to make its phrase from the facts, and the vaguer phrase (marked for
+# the catalogue here, translated when it is used).
 PLACEHOLDERS: dict[str, tuple] = {
-    "count": (_count, "some values"),  # "6 of 1200 values"
-    "rows": (_rows, "some rows"),  # "2 of 8 rows"
-    "first": (_first, "one position"),  # "index 768", "position [2, 0]"
-    "factor": (lambda f: str(f["factor"]), "one factor"),  # "x0.5", "x0.5, x2, ..."
-    "unwritten": (_unwritten, "were never written"),  # what never-written values hold
+    "count": (_count, N_("some values")),  # "6 of 1200 values"
+    "rows": (_rows, N_("some rows")),  # "2 of 8 rows"
+    "first": (_first, N_("one position")),  # "index 768", "position [2, 0]"
+    "factor": (lambda f: str(f["factor"]), N_("one factor")),  # "x0.5", "x0.5, x2, ..."
+    "unwritten": (_unwritten, N_("were never written")),  # what never-written values hold
 }
 _PLACEHOLDER = re.compile(r"<([a-z]+)>")
 
@@ -279,6 +310,6 @@ def fill(text: str, drill_id: str, file: str, facts: dict | None = None) -> str:
         try:
             return make(facts)
         except (KeyError, TypeError, ValueError):
-            return vaguer
+            return _(vaguer)
 
     return _PLACEHOLDER.sub(phrase, text)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import textwrap
 
+from tutor.i18n import _
+
 _DETAILS = re.compile(
     r"(?P<indent>[ \t]*)<details>\s*<summary>(?P<summary>.*?)</summary>(?P<body>.*?)</details>",
     re.DOTALL,
@@ -22,9 +24,10 @@ def render(text: str, *, answers: bool, how_to_show: str) -> str:
 
     def one(match: re.Match[str]) -> str:
         indent = match.group("indent")
-        summary = match.group("summary").strip() or "Answer"
+        summary = match.group("summary").strip() or _("Answer")
         if not answers:
-            return f"{indent}*({summary} folded away: {how_to_show}.)*"
+            folded = _("{summary} folded away: {how}.").format(summary=summary, how=how_to_show)
+            return f"{indent}*({folded})*"
         body = textwrap.dedent(match.group("body").strip("\n")).strip()
         lines = [f"**{summary}**", "", *body.splitlines()]
         return "\n".join(f"{indent}> {line}".rstrip() for line in lines)

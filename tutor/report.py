@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import itertools
-import re
 import shutil
-import textwrap
 
+from tutor import cells, mapwords
 from tutor import diagnoses as dx
 from tutor import progress as p
 from tutor.catalogue import Catalogue
 from tutor.coach import HintView
 from tutor.hints import HintBook, stage_blocks
+from tutor.i18n import N_, _, ngettext
 from tutor.results import RunResult, TestResult
 from tutor.states import BackendName, DrillStatus, Outcome, RunStatus, label
 
@@ -35,7 +35,7 @@ def _wrapped(text: str, indent: str) -> list[str]:
             out.append(indent + line.strip())
         else:
             out.extend(
-                textwrap.wrap(line, _width(), initial_indent=indent, subsequent_indent=indent)
+                cells.wrap(line, _width(), indent)  # by cells: a CJK character takes two
             )
     return out
 
@@ -43,14 +43,13 @@ def _wrapped(text: str, indent: str) -> list[str]:
 # An error map (tutor.harness.errormap) is a heading, rows of one-character cells, and a legend.
 # Where a cell covers several, the worse one shows: NaN, then never written, then wrong.
 MAP_CELLS = "N_X."  # worst first
-_HEADING_SPAN = re.compile(r"(?:columns|indices) 0-(\d+)")
-_HEADING_CELL = re.compile(r"(\d+\+?) (columns|values)$")
 
 
-def fit_error_map(lines: list[str], width: int) -> list[str]:
+def fit_error_map(lines: list[str], width: int, facts: dict | None = None) -> list[str]:
     """The error map's picture narrowed to `width` cells, so no row wraps: neighbouring cells
-    are merged (the worse one shows) and the heading's cell size says how many columns a cell
-    covers now. A picture that fits is returned as it is."""
+    are merged (the worse one shows), and the heading, made again from the failure's `facts`
+    (tutor.harness.errormap), says how many columns a cell covers now. A picture that fits is
+    returned as it is."""
     rows = [n for n, line in enumerate(lines) if line and set(line) <= set(MAP_CELLS)]
     cells = max((len(lines[n]) for n in rows), default=0)
     width = max(width, 1)
@@ -63,12 +62,13 @@ def fit_error_map(lines: list[str], width: int) -> list[str]:
         fitted[n] = "".join(
             min(row[a:b] or ".", key=MAP_CELLS.index) for a, b in itertools.pairwise(edges)
         )
-    heading = fitted[0]
-    span = _HEADING_SPAN.search(heading)
-    if 0 not in rows and span and _HEADING_CELL.search(heading):
-        columns = int(span.group(1)) + 1
-        per_cell = f"{columns // width}" + ("+" if columns % width else "")
-        fitted[0] = _HEADING_CELL.sub(lambda m: f"{per_cell} {m.group(2)}", heading)
+    facts = facts or {}
+    if 0 not in rows and {"rows", "columns", "flat"} <= set(facts):
+        total_rows, columns = int(facts["rows"]), int(facts["columns"])
+        per_row = mapwords.per_cell(total_rows, min(total_rows, len(rows)))
+        fitted[0] = mapwords.heading(
+            bool(facts["flat"]), total_rows, columns, per_row, mapwords.per_cell(columns, width)
+        )
     return fitted
 
 
@@ -81,15 +81,13 @@ def stage_plain(stage: str, indent: str) -> list[str]:
         if kind == "code":
             lines.extend(f"{indent}    {row}".rstrip() for row in block.splitlines())
         else:
-            lines.extend(
-                textwrap.wrap(block, _width(), initial_indent=indent, subsequent_indent=indent)
-            )
+            lines.extend(cells.wrap(block, _width(), indent))
     return lines
 
 
 # Values the CPU interpreter made: it keeps bf16 as raw 16-bit integers (interpreter-limits.md),
 # so a kernel's bf16 arithmetic without an upcast comes out as garbage, NaN or 1e26, there only.
-INTERPRETER_MADE_THESE = (
+INTERPRETER_MADE_THESE = N_(
     "These values are the CPU interpreter's: it cannot do bf16 arithmetic, so without an "
     "upcast it gives garbage where a GPU would round."
 )
@@ -99,17 +97,17 @@ def interpreter_note(test: TestResult, backend: str) -> str:
     """The sentence to put beside a failed comparison's values when the CPU interpreter's bf16
     made them (the test's diagnosis says so, on the CPU); "" everywhere else."""
     if backend == BackendName.CPU and test.diagnosis == dx.BF16_NO_UPCAST and test.where:
-        return INTERPRETER_MADE_THESE
+        return _(INTERPRETER_MADE_THESE)
     return ""
 
 
 def solution_rule(hint_how: str) -> str:
     """When the reference solution opens, the same words in the app and the CLI; `hint_how`
     says how to reveal a hint there (`h`, `tutor hint t3`)."""
-    return (
-        f"opens after your file passes, or once every hint for a mistake in your kernel is out "
-        f"({hint_how}); the hints for an untouched starter do not open it."
-    )
+    return _(
+        "opens after your file passes, or once every hint for a mistake in your kernel is out "
+        "({hint_how}); the hints for an untouched starter do not open it."
+    ).format(hint_how=hint_how)
 
 
 def _same_failures(failed: list[TestResult]) -> list[list[TestResult]]:
@@ -127,8 +125,13 @@ def format_run(
     """What `tutor check` prints: failed tests with what differs, then the diagnosis.
     `never_ran` names the tests a run cut short never finished (CheckedRun.never_ran)."""
     where = result.impl.replace(root_text, "") if root_text else result.impl
-    on = f" on {label(result.backend, result.device_name)}" if result.backend else ""
-    lines = [f"{result.drill}: {where}{on}"]
+    if result.backend:
+        device = label(result.backend, result.device_name)
+        lines = [
+            _("{drill}: {file} on {device}").format(drill=result.drill, file=where, device=device)
+        ]
+    else:
+        lines = [f"{result.drill}: {where}"]
     failed = [t for t in result.tests if t.failed]
     groups = _same_failures(failed)
     for group in groups[:MAX_FAILED_SHOWN]:
@@ -136,40 +139,62 @@ def format_run(
         tag = f"  [{test.diagnosis}]" if test.diagnosis else ""
         lines.append(f"  ✗ {test.name}{tag}")
         note = interpreter_note(test, result.backend)
-        for text in (test.message, note, test.where and f"Where: {test.where}", test.details):
+        where_text = test.where and _("Where: {where}").format(where=test.where)
+        for text in (test.message, note, where_text, test.details):
             lines.extend(_wrapped(text, "      "))
         if len(group) == len(failed) > 1:
-            lines.append(f"      The same in all {len(failed)} failed tests.")
+            same = _("The same in all {count} failed tests.").format(count=len(failed))
+            lines.append(f"      {same}")
         elif len(group) > 1:
             others = ", ".join(t.name for t in group[1:])
-            lines.extend(_wrapped(f"The same in {len(group) - 1} more: {others}", "      "))
+            more = ngettext(
+                "The same in {count} more: {names}",
+                "The same in {count} more: {names}",
+                len(group) - 1,
+            ).format(count=len(group) - 1, names=others)
+            lines.extend(_wrapped(more, "      "))
         if test.error_map and group is groups[0]:  # one picture is enough to read
-            picture = fit_error_map(test.error_map, _width() - len(MAP_INDENT))
+            picture = fit_error_map(test.error_map, _width() - len(MAP_INDENT), test.facts)
             lines.extend(f"{MAP_INDENT}{row}" for row in picture)
     unshown = sum(len(group) for group in groups[MAX_FAILED_SHOWN:])
     if unshown:
-        lines.append(f"  … and {unshown} more failed tests")
+        more = ngettext(
+            "… and {count} more failed test", "… and {count} more failed tests", unshown
+        )
+        lines.append("  " + more.format(count=unshown))
     passed = sum(t.outcome == Outcome.PASSED for t in result.tests)
     skipped = sum(t.outcome == Outcome.SKIPPED for t in result.tests)
-    counts = f"{passed} passed, {len(failed)} failed" + (f", {skipped} skipped" if skipped else "")
+    counts = _("{passed} passed, {failed} failed").format(passed=passed, failed=len(failed))
+    if skipped:
+        counts += _(", {count} skipped").format(count=skipped)
     if never_ran:
-        counts += f", {len(never_ran)} never ran"
+        counts += _(", {count} never ran").format(count=len(never_ran))
     if result.tests or never_ran:
-        runner = "warm runner: torch and triton already loaded" if result.warm else "cold start"
-        lines.append(f"{counts} in {result.duration:.1f} s ({runner})")
+        runner = (
+            _("warm runner: torch and triton already loaded") if result.warm else _("cold start")
+        )
+        seconds = f"{result.duration:.1f}"
+        lines.append(
+            _("{counts} in {seconds} s ({runner})").format(
+                counts=counts, seconds=seconds, runner=runner
+            )
+        )
     if never_ran:
-        lines.extend(_wrapped("Never ran (the run was cut short): " + ", ".join(never_ran), "  "))
+        cut = _("Never ran (the run was cut short): {tests}").format(tests=", ".join(never_ran))
+        lines.extend(_wrapped(cut, "  "))
     if result.message:
-        lines.append(f"Run {result.status}: {result.message}")
+        lines.append(
+            _("Run {status}: {message}").format(status=result.status, message=result.message)
+        )
     if result.passed:
-        lines.append("All tests pass.")
+        lines.append(_("All tests pass."))
     elif result.diagnoses:
         top, *others = result.diagnoses
-        lines.append(f"Diagnosis: {book.title(top)} ({top})")
+        lines.append(_("Diagnosis: {title} ({id})").format(title=book.title(top), id=top))
         if others:
-            lines.append("Also seen: " + ", ".join(others))
+            lines.append(_("Also seen: {ids}").format(ids=", ".join(others)))
     elif result.status not in (RunStatus.PASSED, RunStatus.FAILED):
-        lines.append("Output of the test run:")
+        lines.append(_("Output of the test run:"))
         lines.extend(f"  {line}" for line in result.output.strip().splitlines()[-25:])
     return "\n".join(lines)
 
@@ -191,40 +216,54 @@ def _numbered(stages: tuple[str, ...]) -> list[str]:
 def format_hint(view: HintView | None, drill_id: str, remembered: bool = True) -> str:
     """The revealed stages; `remembered` is False for files other than the learner's own."""
     if view is None:
-        return (
-            f"No hint for {drill_id}: no failing run with a diagnosis yet "
-            f"(run `tutor check {drill_id}`)."
-        )
-    lines = [f"Hint — {view.title} ({view.diagnosis})", *_numbered(view.stages)]
+        return _(
+            "No hint for {drill}: no failing run with a diagnosis yet (run `tutor check {drill}`)."
+        ).format(drill=drill_id)
+    heading = _("Hint — {title} ({id})").format(title=view.title, id=view.diagnosis)
+    lines = [heading, *_numbered(view.stages)]
+    if view.note:
+        lines.insert(1, f"  ({view.note})")
     if not remembered:
-        lines.append("(Only the first hint is shown for files other than your own.)")
+        lines.append(_("(Only the first hint is shown for files other than your own.)"))
     elif view.exhausted and not view.opens_solution:
         lines.append(
-            f"That was the last hint for an untouched starter: write your kernel, then "
-            f"`tutor check {drill_id}`."
+            _(
+                "That was the last hint for an untouched starter: write your kernel, then "
+                "`tutor check {drill}`."
+            ).format(drill=drill_id)
         )
     elif view.exhausted:
-        lines.append(f"That was the last hint: `tutor solution {drill_id}` shows the reference.")
+        lines.append(
+            _("That was the last hint: `tutor solution {drill}` shows the reference.").format(
+                drill=drill_id
+            )
+        )
     else:
-        lines.append(f"`tutor hint {drill_id}` reveals the next one.")
+        lines.append(_("`tutor hint {drill}` reveals the next one.").format(drill=drill_id))
     return "\n".join(lines)
 
 
 def format_perf_hint(view, drill_id: str) -> str:
     """The perf coach's revealed stages (tutor.perf_coach.PerfView), or why there are none."""
     if view is None:
-        return (
-            f"No perf hint for {drill_id}: the last `tutor bench {drill_id}` of your file found "
+        return _(
+            "No perf hint for {drill}: the last `tutor bench {drill}` of your file found "
             "nothing slower than the reference (or there was none yet)."
-        )
+        ).format(drill=drill_id)
     lines = [
-        f"Perf hint — {view.title} ({view.diagnosis}, at {view.case})",
+        _("Perf hint — {title} ({id}, at {case})").format(
+            title=view.title, id=view.diagnosis, case=view.case
+        ),
         *_numbered(view.stages),
     ]
     if view.exhausted:
-        lines.append(f"That was the last stage: change the kernel, then `tutor bench {drill_id}`.")
+        lines.append(
+            _("That was the last stage: change the kernel, then `tutor bench {drill}`.").format(
+                drill=drill_id
+            )
+        )
     else:
-        lines.append(f"`tutor hint {drill_id} --perf` reveals the next one.")
+        lines.append(_("`tutor hint {drill} --perf` reveals the next one.").format(drill=drill_id))
     return "\n".join(lines)
 
 
@@ -235,8 +274,8 @@ def format_list(catalogue: Catalogue, store: p.ProgressStore) -> str:
         for drill in catalogue.in_track(track.id):
             state = store.drill(drill.id)
             mark = "…" if drill.coming else _mark(state)
-            note = "coming soon" if drill.coming else status_words(state)
-            lines.append(f"  [{mark}] {drill.id:<4} {drill.title:<38} {note}")
+            note = _("coming soon") if drill.coming else status_words(state)
+            lines.append(f"  [{mark}] {drill.id:<4} {cells.ljust(drill.title, 38)} {note}")
     return "\n".join(lines)
 
 
@@ -249,20 +288,20 @@ def _mark(state: p.DrillProgress) -> str:
 def status_words(state: p.DrillProgress) -> str:
     """The drill in a few words: whether it was solved, and how its last run went."""
     if state.regressed:
-        return "passed before, failing now"
+        return _("passed before, failing now")
     if state.status == DrillStatus.PASSED:
-        return "passed" + (" with hints" if state.solved_with_hints else " without hints")
+        return _("passed with hints") if state.solved_with_hints else _("passed without hints")
     if state.solved:
-        return "passed before, reset"
+        return _("passed before, reset")
     if state.status == DrillStatus.FAILING:
-        return "failing"
-    return "not started"
+        return _("failing")
+    return _("not started")
 
 
 def _solved_words(state: p.DrillProgress) -> str:
     if not state.solved:
-        return "no"
-    return "yes, with hints" if state.solved_with_hints else "yes, no hints"
+        return _("no")
+    return _("yes, with hints") if state.solved_with_hints else _("yes, no hints")
 
 
 def _last_run_words(state: p.DrillProgress) -> str:
@@ -274,10 +313,19 @@ def _last_run_words(state: p.DrillProgress) -> str:
 def format_progress(catalogue: Catalogue, store: p.ProgressStore) -> str:
     playable = [d for d in catalogue.drills if not d.coming]
     done = sum(store.drill(d.id).solved for d in playable)
-    lines = [f"{done} of {len(playable)} drills passed", ""]
+    lines = [_("{done} of {total} drills passed").format(done=done, total=len(playable)), ""]
     lines.append(
-        f"  {'drill':<6}{'status':<28}{'solved':<17}{'last run':<10}{'runs':>5}{'hints':>7}"
-        "  best bench"
+        "  "
+        + "".join(
+            cells.ljust(_(word), size)
+            for word, size in (
+                (N_("drill"), 6),
+                (N_("status"), 28),
+                (N_("solved"), 17),
+                (N_("last run"), 10),
+            )
+        )
+        + f"{cells.rjust(_('runs'), 5)}{cells.rjust(_('hints'), 7)}  {_('best bench')}"
     )
     for drill in playable:
         state = store.drill(drill.id)
@@ -289,7 +337,8 @@ def format_progress(catalogue: Catalogue, store: p.ProgressStore) -> str:
             or "—"
         )
         lines.append(
-            f"  {drill.id:<6}{status_words(state):<28}{_solved_words(state):<17}"
+            f"  {drill.id:<6}{cells.ljust(status_words(state), 28)}"
+            f"{cells.ljust(_solved_words(state), 17)}"
             f"{_last_run_words(state):<10}{state.runs:>5}{state.hints_revealed:>7}  {bench}"
         )
     return "\n".join(lines)

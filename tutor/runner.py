@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 
 from tutor import diagnoses as dx
+from tutor import i18n
 from tutor import results as r
 from tutor.catalogue import Catalogue
 from tutor.events import Event, Fold, decode
@@ -141,6 +142,7 @@ class Runner:
             # runs) OpenMP's waiting threads made the same run 3-8x slower (2.6 s vs 7.5-21 s).
             OMP_NUM_THREADS=TORCH_THREADS,
             **paths.kernel_cache_env(),
+            **i18n.child_env(),  # the sentences the tests write, in the learner's language
         )
         env.pop("TRITON_INTERPRET", None)  # the child decides, from --cpu and the hardware
         command = self.command(drill_id, str(impl_path), EVENTS_PATH)

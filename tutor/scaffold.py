@@ -197,6 +197,8 @@ def _entry(drill: NewDrill) -> str:
         f"    functions: [{', '.join(drill.functions)}]",
         "    torch_core: []  # TODO: the torch operations that do this drill's work (matmul, ...)",
         '    taught: "TODO: the idea this drill teaches, in one line."',
+        "    translations: [en]  # English first: add zh once drills/content/<id>.zh.md and"
+        " hints/<id>.zh.yaml exist",
         "    mistakes:",
         f'      - {{id: {drill.id}-mistake, summary: "TODO: the mistake, in one line"}}',
     ]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from enum import Enum
 
+from tutor.i18n import _
+
 
 class _Word(str, Enum):
     def __str__(self) -> str:
@@ -92,8 +94,8 @@ _LABELS = {
 def label(word: str, device_name: str = "") -> str:
     """How a status word reads in a sentence; a CUDA backend reads as its device's name."""
     if word == BackendName.CUDA:
-        return device_name or "the GPU"
+        return device_name or _("the GPU")
     for member, text in _LABELS.items():
         if member == word:
-            return text
+            return _(text)  # tutor/locale has each of _LABELS (tests/test_messages.py)
     return str(word)

@@ -618,6 +618,7 @@ async def test_help_lists_every_key_and_the_marks(make_app):
             "b",
             "n",
             "?",
+            "L",
             "q",
         ]
         words = dict(app.screen.keys)

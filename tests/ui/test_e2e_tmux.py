@@ -18,7 +18,9 @@ import time
 from pathlib import Path
 
 import pytest
+from translated import translate_drill
 
+from tutor import cells, i18n
 from tutor.catalogue import load_catalogue
 from tutor.paths import CoursePaths
 
@@ -281,3 +283,26 @@ def _wait_until(terminal: Terminal, holds, what: str, timeout: float = 10) -> No
     while not holds(screen := terminal.screen()):
         assert time.monotonic() < deadline, f"{what} never showed:\n{screen}"
         time.sleep(0.2)
+
+
+def test_in_chinese_at_80x24_the_mistake_and_keys_read_and_l_switches(start_app, course):
+    """TUTOR_LANG=zh: the hint's title and the footer in Chinese, nothing past 80 cells (a
+    Chinese character takes two); L switches to English at once and remembers it."""
+    translate_drill(course, "t3")  # small translations made from the English files
+    terminal = start_app({"TUTOR_LANG": "zh"}, size=(80, 24))
+    terminal.wait_for("监视：开", timeout=30)
+    terminal.wait_for("CPU 解释器", timeout=5)
+    time.sleep(1.0)
+    shutil.copyfile(_mutant(), course.mine("t3_layernorm.py"))
+    terminal.wait_for("t3: 失败：", timeout=RUN_LIMIT)
+    screen = terminal.screen().splitlines()
+    assert any("中文标题 padding-where" in line for line in screen), "\n".join(screen)
+    footer = screen[-1]
+    assert "? 帮助" in footer and "q 退出" in footer, footer
+    assert all(cells.width(line) <= 80 for line in screen), "\n".join(screen)
+    terminal.keys("L")
+    terminal.wait_for("watch on", timeout=10)
+    terminal.wait_for(TITLE, timeout=10)
+    terminal.keys("q")
+    terminal.wait_for("EXITED 0", timeout=30)
+    assert i18n.remembered(course.state_dir) == "en"

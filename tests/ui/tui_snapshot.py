@@ -19,6 +19,8 @@ from rich.console import Console
 from textual.app import App
 from textual.widgets import TextArea
 
+from tutor import cells
+
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 UPDATE = os.environ.get("TUTOR_UPDATE_SNAPSHOTS") == "1"
 
@@ -55,7 +57,19 @@ def region_text(app: App, widget) -> str:
     between them (so a sentence wrapped over lines reads whole)."""
     region = widget.content_region
     lines = screen_text(app).splitlines()[region.y : region.bottom]
-    return " ".join(" ".join(line[region.x : region.right] for line in lines).split())
+    return " ".join(
+        " ".join(_cells(line, region.x, region.right) for line in lines).split()
+    ).replace("\0", "")
+
+
+def _cells(line: str, start: int, end: int) -> str:
+    """The characters of `line` drawn in cells start..end (a CJK character takes two)."""
+    out, x = [], 0
+    for char in line:
+        if start <= x < end:
+            out.append(char)
+        x += cells.width(char)
+    return "".join(out)
 
 
 def normalise(text: str, root: Path | None = None) -> str:

@@ -22,11 +22,12 @@ from torch.overrides import TorchFunctionMode
 
 from tutor import diagnoses as dx
 from tutor.harness.failures import DrillFailure
+from tutor.i18n import N_, _
 
 GUARD = 1 << 14  # elements on each side: more than any block's overhang past a tensor's end
 # How an access past the end happens, in every missing-mask message: no mask at all, or a mask
 # that is one lane too generous or checks one bound of two.
-LEAKY_MASK = (
+LEAKY_MASK = N_(
     "no mask=, or a mask that lets lanes past the end through "
     "(<= where < belongs, or one bound of two)"
 )
@@ -108,13 +109,21 @@ class GuardedAllocations(TorchFunctionMode):
             if holes:
                 raise DrillFailure(
                     dx.ROW_STRIDE,
-                    f"{name} wrote {changed} values outside a tensor it allocated, while "
-                    f"{holes} of the tensor's own {n} values were never written",
-                    "Values landed in the wrong places, not just past the end: rows (or "
-                    "tiles) stored with a stride that is not the tensor's.",
+                    _(
+                        "{name} wrote {changed} values outside a tensor it allocated, while "
+                        "{holes} of the tensor's own {n} values were never written"
+                    ).format(name=name, changed=changed, holes=holes, n=n),
+                    _(
+                        "Values landed in the wrong places, not just past the end: rows (or "
+                        "tiles) stored with a stride that is not the tensor's."
+                    ),
                 )
             raise DrillFailure(
                 dx.MISSING_MASK,
-                f"{name} wrote {changed} values just outside a tensor it allocated",
-                f"Lanes past the end of the data were stored: a tl.store with {LEAKY_MASK}.",
+                _("{name} wrote {changed} values just outside a tensor it allocated").format(
+                    name=name, changed=changed
+                ),
+                _("Lanes past the end of the data were stored: a tl.store with {why}.").format(
+                    why=_(LEAKY_MASK)
+                ),
             )

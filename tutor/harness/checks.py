@@ -22,6 +22,7 @@ from tutor import diagnoses as dx
 from tutor.harness import errormap, interpreter, learner
 from tutor.harness.allocations import LEAKY_MASK, never_written
 from tutor.harness.failures import DrillFailure
+from tutor.i18n import _, ngettext
 
 # What a never-written output holds, as a failure's facts["fill"] (for the hint texts).
 EMPTY = "empty"  # the sentinel the fence fills torch.empty with
@@ -68,17 +69,24 @@ def expect_close(
     """
     if not isinstance(actual, torch.Tensor):
         raise DrillFailure(
-            dx.WRONG_SHAPE, f"{what} should be a tensor, got {type(actual).__name__}"
+            dx.WRONG_SHAPE,
+            _("{what} should be a tensor, got {kind}").format(
+                what=what, kind=type(actual).__name__
+            ),
         )
     if tuple(actual.shape) != tuple(expected.shape):
         raise DrillFailure(
             dx.WRONG_SHAPE,
-            f"{what} has shape {tuple(actual.shape)}, expected {tuple(expected.shape)}",
+            _("{what} has shape {got}, expected {want}").format(
+                what=what, got=tuple(actual.shape), want=tuple(expected.shape)
+            ),
         )
     if actual.dtype != expected.dtype:
         raise DrillFailure(
             dtype_diagnosis,
-            f"{what} has dtype {_name(actual.dtype)}, expected {_name(expected.dtype)}",
+            _("{what} has dtype {got}, expected {want}").format(
+                what=what, got=_name(actual.dtype), want=_name(expected.dtype)
+            ),
         )
     if actual.device.type != expected.device.type:
         raise DrillFailure(dx.MISMATCH, f"{what} is on {actual.device}, expected {expected.device}")
@@ -98,31 +106,41 @@ def expect_close(
 
     for suspect in suspects:
         if _explains(got, want, suspect.value.detach().float(), tol):
-            raise failure(suspect.diagnosis, details=f"Your {what} matches {suspect.story}.")
+            raise failure(
+                suspect.diagnosis,
+                details=_("Your {what} matches {story}.").format(what=what, story=suspect.story),
+            )
     if unwritten.any() and not (wrong & ~unwritten).any():
         if bool(unwritten.all()) and learner.last_call_programs == 0:
             raise failure(
                 dx.GRID_TOO_SMALL,
-                f"{what} was never written: the kernel was launched with a grid of 0 programs",
-                "The grid's size rounded down to nothing for this input (n // BLOCK with n "
-                "smaller than BLOCK is 0): count programs with triton.cdiv, which rounds up.",
+                _(
+                    "{what} was never written: the kernel was launched with a grid of 0 programs"
+                ).format(what=what),
+                _(
+                    "The grid's size rounded down to nothing for this input (n // BLOCK with n "
+                    "smaller than BLOCK is 0): count programs with triton.cdiv, which rounds up."
+                ),
                 EMPTY,
             )
         if bool(unwritten.all()):
             raise failure(
                 dx.OUTPUT_UNTOUCHED,
-                f"{what} was never written: every value still "
-                "holds what the empty tensor was filled with",
+                _(
+                    "{what} was never written: every value still holds what the empty tensor "
+                    "was filled with"
+                ).format(what=what),
             )
         if _is_suffix(unwritten):
             first = int(unwritten.reshape(-1).nonzero()[0])
             raise failure(
                 dx.GRID_TOO_SMALL,
                 message,
-                f"Everything from index {first} of {unwritten.numel()} to the end was never "
-                "written, and everything before it is right: the grid launched too few "
-                "programs to cover the output (the count rounds down, or counts the wrong "
-                "dimension).",
+                _(
+                    "Everything from index {first} of {total} to the end was never written, and "
+                    "everything before it is right: the grid launched too few programs to cover "
+                    "the output (the count rounds down, or counts the wrong dimension)."
+                ).format(first=first, total=unwritten.numel()),
                 EMPTY,
             )
         cut = _unlaunched_along_one_axis(unwritten)
@@ -131,10 +149,12 @@ def expect_close(
             raise failure(
                 dx.GRID_TOO_SMALL,
                 message,
-                f"Along dimension {axis} (size {unwritten.shape[axis]}), everything from index "
-                f"{first} on was never written, and everything else is right: the grid "
-                "launched too few programs along that dimension (its count rounds down, or "
-                "counts the wrong dimension).",
+                _(
+                    "Along dimension {axis} (size {size}), everything from index {first} on was "
+                    "never written, and everything else is right: the grid launched too few "
+                    "programs along that dimension (its count rounds down, or counts the wrong "
+                    "dimension)."
+                ).format(axis=axis, size=unwritten.shape[axis], first=first),
                 EMPTY,
             )
     zeroed = _zero_filled_tail(got, want, wrong)
@@ -150,29 +170,39 @@ def expect_close(
         ):
             raise failure(
                 dx.BF16_NO_UPCAST,
-                details=f"The same kernel is right on fp32 inputs: arithmetic on "
-                f"{_name(expected.dtype)} values needs a .to(tl.float32) after the load."
+                details=_(
+                    "The same kernel is right on fp32 inputs: arithmetic on {dtype} values "
+                    "needs a .to(tl.float32) after the load."
+                ).format(dtype=_name(expected.dtype))
                 + _backend_note(expected.dtype),
             )
     bad_values = ~torch.isfinite(got) & torch.isfinite(want)
     if bad_values.any() and reads_guarded:
         claimed = failure(
             dx.MISSING_MASK,
-            details="NaN came in from memory just outside the tensor, which the test fills "
-            f"with NaN: a tl.load reads past the end of a row or of the tensor ({LEAKY_MASK}).",
+            details=_(
+                "NaN came in from memory just outside the tensor, which the test fills with "
+                "NaN: a tl.load reads past the end of a row or of the tensor ({why})."
+            ).format(why=_(LEAKY_MASK)),
         )
         claimed.guard_evidence = bad_values.cpu()  # the drill plugin checks the claim
         raise claimed
     if bad_values.any():
-        raise failure(dx.NAN_OR_INF, details=_count_text(bad_values, "are NaN or inf"))
+        raise failure(dx.NAN_OR_INF, details=_nan_text(bad_values))
     if untouched is not None and torch.equal(actual, untouched):
-        raise failure(dx.OUTPUT_UNTOUCHED, f"{what} was not written: it still holds its old values")
+        raise failure(
+            dx.OUTPUT_UNTOUCHED,
+            _("{what} was not written: it still holds its old values").format(what=what),
+        )
     if not got.any() and want.any():
-        raise failure(dx.OUTPUT_UNTOUCHED, f"{what} is all zeros: was it written at all?")
+        raise failure(
+            dx.OUTPUT_UNTOUCHED, _("{what} is all zeros: was it written at all?").format(what=what)
+        )
     if tail is not None:
         if wrong.any() and not (wrong & ~tail).any():
             raise failure(
-                dx.TAIL_WRONG, details="Only positions in the last, partly filled block are wrong."
+                dx.TAIL_WRONG,
+                details=_("Only positions in the last, partly filled block are wrong."),
             )
     raise failure(dx.MISMATCH)
 
@@ -180,7 +210,7 @@ def expect_close(
 def _backend_note(dtype: torch.dtype) -> str:
     """Where the verdict depends on the backend by nature, a sentence that says so."""
     if dtype == torch.bfloat16 and interpreter.installed():
-        return "\n" + interpreter.BF16_ARITHMETIC_NOTE
+        return "\n" + _(interpreter.BF16_ARITHMETIC_NOTE)
     return ""
 
 
@@ -204,12 +234,12 @@ def _zero_filled_tail(got: torch.Tensor, want: torch.Tensor, wrong: torch.Tensor
     # The first block boundary (16 values: no block is smaller) or row boundary in that run.
     boundary = min(-(-start // 16) * 16, -(-start // cols) * cols)
     if boundary <= first:
-        return (
-            f"Everything from index {boundary} of {flat_wrong.numel()} on reads exactly 0 where "
-            "the reference is not, and everything before it is right: that end was never "
-            "written (it holds the zeros the tensor was made with). The grid launched too few "
-            "programs to cover the output (the count rounds down, or counts the wrong dimension)."
-        )
+        return _(
+            "Everything from index {first} of {total} on reads exactly 0 where the reference "
+            "is not, and everything before it is right: that end was never written (it holds "
+            "the zeros the tensor was made with). The grid launched too few programs to cover "
+            "the output (the count rounds down, or counts the wrong dimension)."
+        ).format(first=boundary, total=flat_wrong.numel())
     for axis in range(1, got.dim()):
         size = got.shape[axis]
         along_zero = zero.movedim(axis, 0).reshape(size, -1).all(1)
@@ -219,13 +249,13 @@ def _zero_filled_tail(got: torch.Tensor, want: torch.Tensor, wrong: torch.Tensor
             continue
         if axis == got.dim() - 1 and first % 16:
             continue  # a sliver of the last axis is a mask one lane too strict, not a grid
-        return (
-            f"Along dimension {axis} (size {size}), everything from index {first} on reads "
+        return _(
+            "Along dimension {axis} (size {size}), everything from index {first} on reads "
             "exactly 0 where the reference is not, and everything else is right: that part was "
             "never written (it holds the zeros the tensor was made with). The grid launched "
             "too few programs along that dimension (its count rounds down, or counts the wrong "
             "dimension)."
-        )
+        ).format(axis=axis, size=size, first=first)
     return None
 
 
@@ -268,8 +298,14 @@ def expect_unchanged(after: torch.Tensor, before: torch.Tensor, *, what: str) ->
     changed = int((torch.nan_to_num(after) != torch.nan_to_num(before)).sum())
     raise DrillFailure(
         dx.MISSING_MASK,
-        f"{changed} elements of memory just outside {what} were overwritten",
-        f"A tl.store writes past the end of a row or of the tensor ({LEAKY_MASK}).",
+        ngettext(
+            "{count} element of memory just outside {what} was overwritten",
+            "{count} elements of memory just outside {what} were overwritten",
+            changed,
+        ).format(count=changed, what=what),
+        _("A tl.store writes past the end of a row or of the tensor ({why}).").format(
+            why=_(LEAKY_MASK)
+        ),
     )
 
 
@@ -284,9 +320,19 @@ def describe_mismatch(got: torch.Tensor, want: torch.Tensor, tol: Tolerance, wha
     g, w = got.reshape(-1)[flat].item(), want.reshape(-1)[flat].item()
     allowed = tol.atol + tol.rtol * abs(w)
     count = int(wrong.sum())
-    return (
-        f"{what}: {count} of {total} values differ ({100 * count / total:.1f}%); worst at {at}: "
-        f"got {g:.6g}, expected {w:.6g} (|diff| {abs(g - w):.3g}, allowed {allowed:.3g})"
+    return _(
+        "{what}: {count} of {total} values differ ({share}%); worst at {at}: got {got}, "
+        "expected {want} (|diff| {diff}, allowed {allowed})"
+    ).format(
+        what=what,
+        count=count,
+        total=total,
+        share=f"{100 * count / total:.1f}",
+        at=at,
+        got=f"{g:.6g}",
+        want=f"{w:.6g}",
+        diff=f"{abs(g - w):.3g}",
+        allowed=f"{allowed:.3g}",
     )
 
 
@@ -343,8 +389,11 @@ def _explains(got: torch.Tensor, want: torch.Tensor, suspect: torch.Tensor, tol:
     return to_suspect <= 2.0 and to_suspect * 4 <= _excess(got, want, tol)
 
 
-def _count_text(mask: torch.Tensor, verb: str) -> str:
-    return f"{int(mask.sum())} of {mask.numel()} values {verb} where the reference is finite."
+def _nan_text(mask: torch.Tensor) -> str:
+    count = int(mask.sum())
+    return _("{count} of {total} values are NaN or inf where the reference is finite.").format(
+        count=count, total=mask.numel()
+    )
 
 
 def _name(dtype: torch.dtype) -> str:

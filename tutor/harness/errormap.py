@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 
 import torch
 
+from tutor import mapwords
+from tutor.i18n import _, ngettext
+from tutor.mapwords import NAN, RIGHT, UNWRITTEN, WRONG
 from tutor.states import WrongPattern
 
 MAX_ROWS = 16
 MAX_COLS = 64
-RIGHT, WRONG, NAN, UNWRITTEN = ".", "X", "N", "_"
-LEGEND = f"{RIGHT} right  {WRONG} wrong  {NAN} NaN or inf  {UNWRITTEN} never written"
 
 
 MOSTLY = 0.9  # "only the end": at least this share of the stretch from the first wrong value
@@ -36,7 +37,8 @@ class ErrorMap:
     picture: tuple[str, ...]  # the text lines of the map, legend last
     # The numbers behind the sentence, for hint texts ("6 of 1200 values"): wrong, total,
     # rows, wrong_rows, first and last (index text), pattern (a WrongPattern or ""), and
-    # factor ("x0.5") when each wrong row is off by one factor.
+    # factor ("x0.5") when each wrong row is off by one factor; columns and flat (a 1-D output),
+    # for redrawing the picture's heading at another width (tutor.mapwords).
     facts: dict = field(default_factory=dict)
 
 
@@ -79,6 +81,8 @@ def _facts(shape, wrong2, nan2, got, want) -> dict:
         "wrong_rows": len(wrong_rows),
         "first": _index(shape, int(flat[0])),
         "last": _index(shape, int(flat[-1])),
+        "columns": wrong2.shape[1],
+        "flat": len(shape) <= 1,
     }
     factors = _row_factors(wrong2, wrong_rows, got, want)
     if factors:
@@ -135,29 +139,43 @@ def _sentence(shape, wrong2, nan2, unwritten2, got, want) -> str:
     rows, cols = wrong2.shape
     count, total = int(wrong2.sum()), wrong2.numel()
     if count == 0:
-        return "no value is wrong"
+        return _("no value is wrong")
     flat = wrong2.reshape(-1).nonzero().reshape(-1)
     first, last = int(flat[0]), int(flat[-1])
-    head = f"{count} of {total} values are wrong ({100 * count / total:.1f}%)"
+    head = _("{count} of {total} values are wrong ({share}%)").format(
+        count=count, total=total, share=f"{100 * count / total:.1f}"
+    )
     wrong_rows = wrong2.any(dim=1).nonzero().reshape(-1).tolist()
     wrong_cols = wrong2.any(dim=0).nonzero().reshape(-1).tolist()
     if rows == 1:
-        where = f"indices {_span(first, last)}" if first != last else f"index {first}"
+        where = (
+            _("indices {span}").format(span=_span(first, last))
+            if first != last
+            else _("index {at}").format(at=first)
+        )
         if last == total - 1 and count == total - first and first > 0:
-            where += " (everything from there to the end)"
+            where += _(" (everything from there to the end)")
     else:
         row_text = (
-            "every row" if len(wrong_rows) == rows else f"rows {_rows_text(wrong_rows)} of {rows}"
+            _("every row")
+            if len(wrong_rows) == rows
+            else _("rows {rows} of {total}").format(rows=_rows_text(wrong_rows), total=rows)
         )
         col_text = (
-            "every column"
+            _("every column")
             if len(wrong_cols) == cols
-            else f"columns {_span(wrong_cols[0], wrong_cols[-1])} of {cols}"
+            else _("columns {span} of {total}").format(
+                span=_span(wrong_cols[0], wrong_cols[-1]), total=cols
+            )
         )
-        ends = f"first at {_index(shape, first)}, last at {_index(shape, last)}"
-        where = f"{row_text}, {col_text}; {ends}"
+        ends = _("first at {first}, last at {last}").format(
+            first=_index(shape, first), last=_index(shape, last)
+        )
+        where = _("{rows}, {columns}; {ends}").format(rows=row_text, columns=col_text, ends=ends)
     patterns = _patterns(wrong2, nan2, unwritten2, wrong_rows, got, want)
-    return f"{head}: {where}" + (f"; {patterns}" if patterns else "") + "."
+    if patterns:
+        return _("{head}: {where}; {patterns}.").format(head=head, where=where, patterns=patterns)
+    return _("{head}: {where}.").format(head=head, where=where)
 
 
 def _rows_text(rows: list[int]) -> str:
@@ -176,20 +194,34 @@ def _patterns(wrong2, nan2, unwritten2, wrong_rows, got, want) -> str:
     count = int(wrong2.sum())
     found = []
     if int(unwritten2.sum()) == count:
-        found.append("none of them was ever written (they still hold the fill value)")
+        found.append(_("none of them was ever written (they still hold the fill value)"))
     elif unwritten2.any():
-        found.append(f"{int(unwritten2.sum())} of them were never written")
+        unwritten = int(unwritten2.sum())
+        found.append(
+            ngettext(
+                "{count} of them was never written", "{count} of them were never written", unwritten
+            ).format(count=unwritten)
+        )
     if int(nan2.sum()) == count:
-        found.append("all of them are NaN or inf")
+        found.append(_("all of them are NaN or inf"))
     elif nan2.any():
-        found.append(f"{int(nan2.sum())} of them are NaN or inf")
+        nans = int(nan2.sum())
+        found.append(
+            ngettext(
+                "{count} of them is NaN or inf", "{count} of them are NaN or inf", nans
+            ).format(count=nans)
+        )
     rows = wrong2.shape[0]
     if rows > 1 and wrong_rows and len(wrong_rows) < rows and bool(wrong2[wrong_rows].all()):
-        found.append("those rows are wrong in every column and the other rows are right")
+        found.append(_("those rows are wrong in every column and the other rows are right"))
     factors = _row_factors(wrong2, wrong_rows, got, want)
     if factors:
-        found.append(f"each wrong row is off by one factor ({_factor_text(factors)})")
-    return "; ".join(found)
+        found.append(
+            _("each wrong row is off by one factor ({factors})").format(
+                factors=_factor_text(factors)
+            )
+        )
+    return _("; ").join(found)
 
 
 def _factor_text(factors: list[float]) -> str:
@@ -238,14 +270,7 @@ def _picture(rows, cols, shape, wrong2, nan2, unwritten2) -> tuple[str, ...]:
             else:
                 chars.append(RIGHT)
         lines.append("".join(chars))
-    per_row = f"{rows // cell_rows}" + ("+" if rows % cell_rows else "")
-    per_col = f"{cols // cell_cols}" + ("+" if cols % cell_cols else "")
-    what = "indices" if len(shape) <= 1 else f"rows 0-{rows - 1} x columns"
-    span = f"0-{cols - 1}" if len(shape) <= 1 else f"0-{cols - 1}"
-    cell = (
-        f"a cell is {per_col} value{'s' if per_col != '1' else ''}"
-        if rows == 1
-        else f"a cell is {per_row} row{'s' if per_row != '1' else ''} x {per_col} "
-        f"column{'s' if per_col != '1' else ''}"
-    )
-    return (f"{what} {span}, {cell}", *lines, LEGEND)
+    per_row = mapwords.per_cell(rows, cell_rows)
+    per_col = mapwords.per_cell(cols, cell_cols)
+    title = mapwords.heading(len(shape) <= 1, rows, cols, per_row, per_col)
+    return (title, *lines, mapwords.legend())

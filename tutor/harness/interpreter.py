@@ -40,10 +40,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tutor.i18n import N_
+
 TESTED_TRITON = ("3.9",)  # the triton versions whose interpreter these patches were read against
 
 # Where the harness names a verdict that depends on the backend by nature.
-BF16_ARITHMETIC_NOTE = (
+BF16_ARITHMETIC_NOTE = N_(
     "This verdict depends on the backend: the CPU interpreter keeps bf16 values as raw 16-bit "
     "integers, so bf16 arithmetic without an upcast is garbage only here; on a GPU, which rounds "
     "each step to bf16, it may pass. Upcast after the load anyway: that is accurate everywhere."

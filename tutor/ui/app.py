@@ -13,17 +13,20 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.screen import Screen
 
+from tutor import i18n
 from tutor.bench import bench_drill
 from tutor.catalogue import Catalogue, CatalogueError, load_catalogue
 from tutor.coach import Coach
+from tutor.i18n import _
 from tutor.paths import CoursePaths
 from tutor.progress import ProgressStore
 from tutor.runner import Runner
+from tutor.titles import localized
 from tutor.ui.environment import gpu_name
 from tutor.ui.screens.drill_screen import DrillScreen
 from tutor.ui.services import BenchFunction, DrillRunner, Services, TestLister, WatchSettings
@@ -69,7 +72,8 @@ class TutorApp(App[int]):
 
     CSS_PATH = "tutor.tcss"
     TITLE = "kernel drills"
-    ENABLE_COMMAND_PALETTE = False
+    # ctrl+p: the command palette, for the language switch (and Textual's own commands).
+    ENABLE_COMMAND_PALETTE = True
 
     def __init__(
         self,
@@ -96,6 +100,7 @@ class TutorApp(App[int]):
             list_tests: a drill's test ids, to name the tests a timed-out run never reached.
         """
         super().__init__()
+        catalogue = localized(catalogue, i18n.current())  # titles in the learner's language
         self.services = Services(
             catalogue=catalogue,
             store=store,
@@ -122,6 +127,15 @@ class TutorApp(App[int]):
     def coach(self) -> Coach:
         return self.services.coach
 
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if isinstance(screen, DrillScreen):
+            yield SystemCommand(
+                "Language: English / 中文",
+                _("Switch the tutor's language (the key L does too)"),
+                screen.action_switch_language,
+            )
+
     def get_default_screen(self) -> Screen:
         return DrillScreen(self.services, self.session)
 
@@ -142,9 +156,10 @@ class TutorApp(App[int]):
 
 
 def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
-    """Open the app on the course at `paths`; returns the exit status for the command line."""
+    """Open the app on the course at `paths`; returns the exit status for the command line.
+    It speaks the language tutor.i18n has active (the command line chose it)."""
     try:
-        catalogue = load_catalogue(paths)
+        catalogue = localized(load_catalogue(paths), i18n.current())
     except CatalogueError as exc:
         print(f"tutor: {exc}", file=sys.stderr)
         return 2

@@ -16,9 +16,10 @@ import sys
 from collections.abc import Callable, Mapping
 
 from tutor.gpu import machine_has_gpu, nvml_gpus
+from tutor.i18n import N_
 from tutor.states import BackendName
 
-CPU_LABEL = "CPU interpreter"
+CPU_LABEL = N_("CPU interpreter")  # translated where it is shown
 CPU_BACKEND = BackendName.CPU
 _PROBE = (
     "import torch; print(torch.cuda.get_device_name() if torch.cuda.is_available() else '', end='')"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from tutor import progress as p
 from tutor.catalogue import Catalogue, Drill
+from tutor.i18n import N_
 from tutor.states import DrillStatus
 
 NOT_STARTED = "○"
@@ -19,13 +20,13 @@ RUNNING = "⋯"
 COMING = "·"
 
 LEGEND: tuple[tuple[str, str], ...] = (
-    (NOT_STARTED, "not started"),
-    (FAILING, "failing"),
-    (PASSED_WITH_HINTS, "passed, with hints"),
-    (PASSED_CLEAN, "passed without hints"),
-    (REGRESSED, "passed before, failing now"),
-    (RUNNING, "tests running"),
-    (COMING, "coming later"),
+    (NOT_STARTED, N_("not started")),
+    (FAILING, N_("failing")),
+    (PASSED_WITH_HINTS, N_("passed, with hints")),
+    (PASSED_CLEAN, N_("passed without hints")),
+    (REGRESSED, N_("passed before, failing now")),
+    (RUNNING, N_("tests running")),
+    (COMING, N_("coming later")),
 )
 
 

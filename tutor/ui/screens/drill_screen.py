@@ -10,6 +10,7 @@ what the message means and update the widgets.
 from __future__ import annotations
 
 import subprocess
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -24,15 +25,18 @@ from textual.widgets import Footer, Markdown, TabbedContent, TabPane
 from watchfiles import Change, awatch
 
 from tutor import bench as bench_report
-from tutor import checkrun, lessons, workspace
-from tutor.catalogue import Drill
+from tutor import checkrun, i18n, lessons, workspace
+from tutor.catalogue import Drill, load_catalogue
 from tutor.coach import HintView
 from tutor.events import SessionStarted, TestFinished
 from tutor.hints import stage_markdown
+from tutor.i18n import N_, _
 from tutor.perf_coach import PerfCoach
 from tutor.progress import ProgressError
 from tutor.report import format_perf_hint, solution_rule
 from tutor.states import DrillStatus
+from tutor.titles import localized
+from tutor.translations import lesson_text
 from tutor.ui import marks
 from tutor.ui.environment import (
     CPU_BACKEND,
@@ -69,26 +73,30 @@ BENCH_MARGIN = 20  # columns the list and the frames take beside the Bench tab's
 
 # What each key does, in the words of the help screen (the footer shows the short names).
 KEY_HELP = {
-    "tab('lesson-tab')": "the Lesson tab (scroll it with ↑ ↓ PgUp PgDn Home End)",
-    "tab('code-tab')": "the Code tab: your file, read-only (scroll with the same keys)",
-    "tab('bench-tab')": "the Bench tab: timings on a GPU",
-    "app.focus_next": "move between the list, the tab and the panels (Shift+Tab back)",
+    "tab('lesson-tab')": N_("the Lesson tab (scroll it with ↑ ↓ PgUp PgDn Home End)"),
+    "tab('code-tab')": N_("the Code tab: your file, read-only (scroll with the same keys)"),
+    "tab('bench-tab')": N_("the Bench tab: timings on a GPU"),
+    "app.focus_next": N_("move between the list, the tab and the panels (Shift+Tab back)"),
     "app.focus_previous": "",  # said on Tab's line
-    "fill": "fill the screen with the focused panel (the lesson, code, run or hint)",
-    "minimize": "put a filled panel back (f again does too)",
-    "toggle_sidebar": "show or hide the drill list (narrow terminals)",
-    "toggle_answers": "show or fold the lesson's self-check answers",
-    "run": "run the selected drill's tests",
-    "hint": "reveal the next hint stage (on the Bench tab: the perf coach's)",
-    "edit": "open your file in $VISUAL or $EDITOR (else editor, nano or vi)",
-    "toggle_watch": "turn watch on or off (on: saving a file runs its drill)",
-    "solution": "the solution beside your file (after a pass or the last hint)",
-    "reset": "put the starter back (your file is backed up first)",
-    "bench": "time your kernels (needs a GPU)",
-    "next_drill": "go to the next drill not yet passed",
-    "help": "this screen",
-    "quit": "quit",
+    "fill": N_("fill the screen with the focused panel (the lesson, code, run or hint)"),
+    "minimize": N_("put a filled panel back (f again does too)"),
+    "toggle_sidebar": N_("show or hide the drill list (narrow terminals)"),
+    "toggle_answers": N_("show or fold the lesson's self-check answers"),
+    "run": N_("run the selected drill's tests"),
+    "hint": N_("reveal the next hint stage (on the Bench tab: the perf coach's)"),
+    "edit": N_("open your file in $VISUAL or $EDITOR (else editor, nano or vi)"),
+    "toggle_watch": N_("turn watch on or off (on: saving a file runs its drill)"),
+    "solution": N_("the solution beside your file (after a pass or the last hint)"),
+    "reset": N_("put the starter back (your file is backed up first)"),
+    "bench": N_("time your kernels (needs a GPU)"),
+    "next_drill": N_("go to the next drill not yet passed"),
+    "help": N_("this screen"),
+    "switch_language": N_("switch the language: English / 中文 (remembered in .tutor/)"),
+    "quit": N_("quit"),
 }
+
+
+TAB_LABELS = {"lesson-tab": N_("1 Lesson"), "code-tab": N_("2 Code"), "bench-tab": N_("3 Bench")}
 
 
 # While tests stream in, the run panel is redrawn at most this often: a redraw per event took
@@ -103,27 +111,28 @@ class DrillScreen(Screen[None]):
     ALLOW_IN_MAXIMIZED_VIEW = "StatusBar, Footer"  # a filled panel keeps the status and the keys
     BINDINGS = [
         # The tab labels carry their keys (1 Lesson, 2 Code, 3 Bench): the footer has no room.
-        Binding("1", "tab('lesson-tab')", "Lesson", show=False, priority=True),
-        Binding("2", "tab('code-tab')", "Code", show=False, priority=True),
-        Binding("3", "tab('bench-tab')", "Bench", show=False, priority=True),
+        Binding("1", "tab('lesson-tab')", N_("Lesson"), show=False, priority=True),
+        Binding("2", "tab('code-tab')", N_("Code"), show=False, priority=True),
+        Binding("3", "tab('bench-tab')", N_("Bench"), show=False, priority=True),
         # Priority, as the letters are: a letter pressed right after Tab must see the new focus
         # (a plain binding waits for the key to bubble up from the focused widget; f did not).
-        Binding("tab", "app.focus_next", "Focus", key_display="Tab", show=False, priority=True),
+        Binding("tab", "app.focus_next", N_("Focus"), key_display="Tab", show=False, priority=True),
         Binding("shift+tab", "app.focus_previous", show=False, priority=True),
-        Binding("f", "fill", "Full screen", priority=True),
-        Binding("escape", "minimize", "Back", key_display="Esc", show=False),
-        Binding("l", "toggle_sidebar", "List", show=False, priority=True),
-        Binding("a", "toggle_answers", "Answers", show=False, priority=True),
-        Binding("r", "run", "Run", priority=True),
-        Binding("h", "hint", "Hint", priority=True),
-        Binding("e", "edit", "Edit", priority=True),
-        Binding("w", "toggle_watch", "Watch", show=False, priority=True),
-        Binding("s", "solution", "Solution", priority=True),
-        Binding("x", "reset", "Reset", show=False, priority=True),
-        Binding("b", "bench", "Time it", show=False, priority=True),
-        Binding("n", "next_drill", "Next", priority=True),
-        Binding("question_mark", "help", "Help", key_display="?", priority=True),
-        Binding("q", "quit", "Quit", priority=True),
+        Binding("f", "fill", N_("Full screen"), priority=True),
+        Binding("escape", "minimize", N_("Back"), key_display="Esc", show=False),
+        Binding("l", "toggle_sidebar", N_("List"), show=False, priority=True),
+        Binding("a", "toggle_answers", N_("Answers"), show=False, priority=True),
+        Binding("r", "run", N_("Run"), priority=True),
+        Binding("h", "hint", N_("Hint"), priority=True),
+        Binding("e", "edit", N_("Edit"), priority=True),
+        Binding("w", "toggle_watch", N_("Watch"), show=False, priority=True),
+        Binding("s", "solution", N_("Solution"), priority=True),
+        Binding("x", "reset", N_("Reset"), show=False, priority=True),
+        Binding("b", "bench", N_("Time it"), show=False, priority=True),
+        Binding("n", "next_drill", N_("Next"), priority=True),
+        Binding("question_mark", "help", N_("Help"), key_display="?", priority=True),
+        Binding("L", "switch_language", N_("Language"), show=False, priority=True),
+        Binding("q", "quit", N_("Quit"), priority=True),
     ]
 
     selected: reactive[str | None] = reactive(None, init=False)
@@ -154,17 +163,18 @@ class DrillScreen(Screen[None]):
                 yield CourseProgress(id="progress")
             with Vertical(id="work"):
                 with TabbedContent(id="tabs", initial="lesson-tab"):
-                    with TabPane("1 Lesson", id="lesson-tab"), VerticalScroll(id="lesson-scroll"):
+                    lesson = TabPane(_(TAB_LABELS["lesson-tab"]), id="lesson-tab")
+                    with lesson, VerticalScroll(id="lesson-scroll"):
                         yield Markdown(id="lesson")
-                    with TabPane("2 Code", id="code-tab"):
+                    with TabPane(_(TAB_LABELS["code-tab"]), id="code-tab"):
                         yield CodeView(id="code")
-                    with TabPane("3 Bench", id="bench-tab"):
+                    with TabPane(_(TAB_LABELS["bench-tab"]), id="bench-tab"):
                         yield BenchPanel(id="bench")
                 with Horizontal(id="feedback"):
                     yield RunPanel(self._title_of, id="run")
                     yield HintPanel(id="hint")
         yield StatusBar(id="status")
-        yield Footer()
+        yield Footer(show_command_palette=False)  # ctrl+p opens it; the keys need the room
 
     def on_mount(self) -> None:
         app = self.services
@@ -185,6 +195,8 @@ class DrillScreen(Screen[None]):
         self.narrow = self.app.size.width < NARROW
         self.set_interval(1.0, self._tick)
         self.set_interval(FOLLOW_S, self._follow_progress)
+        if i18n.current() != i18n.ENGLISH:
+            self._relabel_keys()
 
     def on_resize(self, event) -> None:
         self.narrow = event.size.width < NARROW
@@ -246,8 +258,10 @@ class DrillScreen(Screen[None]):
             return
         self.query_one(TabbedContent).active = "code-tab"
         self._say(
-            f"Your file is {self._shown(mine)}: write your kernel there, in any editor (e opens "
-            "yours). With watch on, each save runs the tests."
+            _(
+                "Your file is {path}: write your kernel there, in any editor (e opens yours). "
+                "With watch on, each save runs the tests."
+            ).format(path=self._shown(mine))
         )
 
     def watch_selected(self, drill_id: str | None) -> None:
@@ -266,12 +280,17 @@ class DrillScreen(Screen[None]):
     """Whether the lessons' self-check answers are shown (a) or folded away."""
 
     def _lesson(self, drill: Drill) -> str:
-        path = self.services.catalogue.paths.lesson(drill.id)
+        paths = self.services.catalogue.paths
+        path = paths.lesson(drill.id)
         try:
-            text = path.read_text(encoding="utf-8")
+            text, note = lesson_text(path, i18n.current(), paths.root)
         except OSError:
-            return f"# {drill.title}\n\nThis drill has no lesson yet ({self._shown(path)})."
-        return lessons.render(text, answers=self.answers_shown, how_to_show="press a to show it")
+            missing = _("This drill has no lesson yet ({path}).").format(path=self._shown(path))
+            return f"# {drill.title}\n\n{missing}"
+        shown = lessons.render(
+            text, answers=self.answers_shown, how_to_show=_("press a to show it")
+        )
+        return f"*{note}*\n\n{shown}" if note else shown
 
     def action_toggle_answers(self) -> None:
         self.answers_shown = not self.answers_shown
@@ -340,8 +359,10 @@ class DrillScreen(Screen[None]):
         if view is None:
             return []
         text = format_perf_hint(view, drill_id).replace(
-            f"`tutor hint {drill_id} --perf` reveals the next one.",
-            "Press h for the next stage (or `tutor hint " + drill_id + " --perf`).",
+            _("`tutor hint {drill} --perf` reveals the next one.").format(drill=drill_id),
+            _("Press h for the next stage (or `tutor hint {drill} --perf`).").format(
+                drill=drill_id
+            ),
         )
         return ["", *text.splitlines()]
 
@@ -366,7 +387,9 @@ class DrillScreen(Screen[None]):
             return ""
         if live.result is None:
             running = live.fold.running
-            return f"{drill_id}: " + (running.split("::")[-1] if running else "running the tests…")
+            return f"{drill_id}: " + (
+                running.split("::")[-1] if running else _("running the tests…")
+            )
         return f"{drill_id}: {summary(live)[0]}"
 
     def _show_coach(self, drill_id: str) -> None:
@@ -426,8 +449,12 @@ class DrillScreen(Screen[None]):
         if event.pane.id == "code-tab":
             self._refresh_code()
 
+    _backend_label = ""
+    """The backend as BackendFound named it (untranslated: CPU_LABEL or the GPU's name)."""
+
     def on_backend_found(self, message: BackendFound) -> None:
-        self.query_one(StatusBar).backend = message.label
+        self._backend_label = message.label
+        self.query_one(StatusBar).backend = _(message.label)  # CPU_LABEL is translated
         if message.on_gpu != self.on_gpu:
             self.on_gpu = message.on_gpu
             if self.selected is not None:
@@ -458,25 +485,25 @@ class DrillScreen(Screen[None]):
         if before is None:
             passed = marks.state_of(self.services.store, drill_id).status == DrillStatus.PASSED
             if self.session.running(drill_id):
-                self._say("The tests are running: the hint comes with their results.")
+                self._say(_("The tests are running: the hint comes with their results."))
                 return
             self._say(
-                "No hint needed: this drill is passed."
+                _("No hint needed: this drill is passed.")
                 if passed
-                else "No hint yet: hints come with a failing run (press r)."
+                else _("No hint yet: hints come with a failing run (press r).")
             )
             return
         if before.exhausted:
             self._say(
-                "That is every hint for this mistake: the solution is available with s."
+                _("That is every hint for this mistake: the solution is available with s.")
                 if before.opens_solution
-                else "That is every hint for an untouched starter: write your kernel, then save."
+                else _("That is every hint for an untouched starter: write your kernel, then save.")
             )
             return
         try:
             self.services.coach.reveal_next(drill_id)
         except (OSError, YamlFileError) as exc:
-            self._say(f"Could not reveal the hint: {exc}", severity="error")
+            self._say(_("Could not reveal the hint: {why}").format(why=exc), severity="error")
         self._show_coach(drill_id)
         self._refresh_marks()
 
@@ -488,7 +515,7 @@ class DrillScreen(Screen[None]):
             if view is None:
                 return False
             if view.exhausted:
-                self._say("That is every stage of the perf hint: change the kernel, then b.")
+                self._say(_("That is every stage of the perf hint: change the kernel, then b."))
             else:
                 self._perf_coach().reveal_next(drill_id)
         except (OSError, YamlFileError) as exc:
@@ -531,9 +558,9 @@ class DrillScreen(Screen[None]):
     def action_toggle_watch(self) -> None:
         self.watching = not self.watching
         self._say(
-            "Watch on: saving a file in drills/mine/ runs its drill."
+            _("Watch on: saving a file in drills/mine/ runs its drill.")
             if self.watching
-            else "Watch off: press r to run the tests."
+            else _("Watch off: press r to run the tests.")
         )
 
     def action_solution(self) -> None:
@@ -545,7 +572,7 @@ class DrillScreen(Screen[None]):
         except YamlFileError:
             unlocked = False
         if not unlocked:
-            self._say("The solution " + solution_rule("h"), severity="warning")
+            self._say(_("The solution {rule}").format(rule=solution_rule("h")), severity="warning")
             return
         paths = self.services.catalogue.paths
         self.app.push_screen(SolutionScreen(paths.mine(drill.file), paths.solution(drill.file)))
@@ -555,16 +582,19 @@ class DrillScreen(Screen[None]):
         if drill is None:
             return
         paths = self.services.catalogue.paths
-        question = (
-            f"Put the starter back for {drill.id} ({drill.title})?\n\n"
-            f"{self._shown(paths.mine(drill.file))} is copied to "
-            f"{self._shown(paths.backups)}/ first."
+        question = _(
+            "Put the starter back for {drill} ({title})?\n\n{mine} is copied to {backups}/ first."
+        ).format(
+            drill=drill.id,
+            title=drill.title,
+            mine=self._shown(paths.mine(drill.file)),
+            backups=self._shown(paths.backups),
         )
         self.app.push_screen(ConfirmScreen(question), partial(self._reset_answered, drill))
 
     def _reset_answered(self, drill: Drill, yes: bool | None) -> None:
         if not yes:
-            self._say("Nothing was reset: your file is as it was.")
+            self._say(_("Nothing was reset: your file is as it was."))
             return
         mine = self.services.catalogue.paths.mine(drill.file)
         try:
@@ -579,9 +609,14 @@ class DrillScreen(Screen[None]):
             self._say(f"Could not update the progress file: {exc}", severity="error")
         self.session.forget(drill.id)
         where = (
-            f"your old file is in {self._shown(saved)}" if saved else "there was no file to back up"
+            _("your old file is in {path}").format(path=self._shown(saved))
+            if saved
+            else _("there was no file to back up")
         )
-        self._say(f"{drill.id} is back to its starter; {where}.", timeout=15)
+        self._say(
+            _("{drill} is back to its starter; {where}.").format(drill=drill.id, where=where),
+            timeout=15,
+        )
         self._refresh_marks()
         if drill.id == self.selected:
             self._refresh_code()
@@ -599,8 +634,10 @@ class DrillScreen(Screen[None]):
         panel = self._focused_panel()
         if panel is None:
             self._say(
-                "Press Tab to move to the lesson, the code, the run or the hint first: f fills "
-                "the screen with the panel that has the focus."
+                _(
+                    "Press Tab to move to the lesson, the code, the run or the hint first: f "
+                    "fills the screen with the panel that has the focus."
+                )
             )
             return
         self.maximize(panel, container=False)
@@ -625,13 +662,13 @@ class DrillScreen(Screen[None]):
         app = self.services
         following = marks.next_unfinished(app.catalogue, app.store, after=self.selected)
         if following is None:
-            self._say("Every drill is passed.")
+            self._say(_("Every drill is passed."))
             return
         self.query_one(DrillList).select_drill(following.id)
 
     def action_help(self) -> None:
         keys = [
-            ("Enter", "start on the drill under the cursor: your file is made from its starter")
+            ("Enter", N_("start on the drill under the cursor: your file is made from its starter"))
         ]
         keys += [
             (b.key_display or b.key, KEY_HELP.get(b.action, b.description))
@@ -639,6 +676,61 @@ class DrillScreen(Screen[None]):
             if isinstance(b, Binding) and KEY_HELP.get(b.action) != ""
         ]
         self.app.push_screen(HelpScreen(keys))
+
+    # -- the language -------------------------------------------------------------------------
+
+    def action_switch_language(self) -> None:
+        """L (or "Language" in the command palette, ctrl+p): English and 中文 in turn."""
+        lang = i18n.CHINESE if i18n.current() == i18n.ENGLISH else i18n.ENGLISH
+        self.switch_language(lang)
+
+    def switch_language(self, lang: str) -> None:
+        """Speak `lang` from now on: every word on screen again, and remembered in .tutor/
+        for the next start (tutor.i18n)."""
+        paths = self.services.catalogue.paths
+        try:
+            catalogue = localized(load_catalogue(paths), lang)
+        except YamlFileError as exc:  # a titles file broken since the start: said, not fatal
+            self._say(str(exc), severity="error", timeout=15)
+            return
+        i18n.activate(lang)
+        self.services = replace(self.services, catalogue=catalogue)
+        if hasattr(self.app, "services"):
+            self.app.services = self.services
+        try:
+            i18n.remember(paths.writable(paths.state_dir / i18n.REMEMBERED).parent, lang)
+        except OSError as exc:
+            self._say(
+                _("The language is not remembered for the next start: {why}").format(why=exc),
+                severity="warning",
+            )
+        self.relabel()
+        self._say(_("Language: {name}").format(name=i18n.NAMES[lang]))
+
+    def relabel(self) -> None:
+        """Draw every word on screen again in the active language: keys, tabs, the list, the
+        status bar, and the selected drill's lesson, run and hints."""
+        self._relabel_keys()
+        tabs = self.query_one(TabbedContent)
+        for pane_id, text in TAB_LABELS.items():
+            tabs.get_tab(pane_id).label = _(text)
+        self.query_one(DrillList).retitle(self.services.catalogue)
+        if self._backend_label:
+            self.query_one(StatusBar).relabel(_(self._backend_label))
+        if self.selected is not None:
+            self.watch_selected(self.selected)
+        else:
+            self._refresh_marks()
+
+    def _relabel_keys(self) -> None:
+        """The footer's key names in the active language (BINDINGS holds the English)."""
+        english = {b.action: b.description for b in self.BINDINGS if isinstance(b, Binding)}
+        table = self._bindings.key_to_bindings
+        for key, bindings in table.items():
+            table[key] = [
+                replace(b, description=_(english.get(b.action, b.description))) for b in bindings
+            ]
+        self.refresh_bindings()
 
     def action_quit(self) -> None:
         self.app.exit(0)
@@ -779,8 +871,9 @@ class DrillScreen(Screen[None]):
             # `tutor reset` beside the app, or a learner's own undo: there is nothing to judge,
             # and a run would count a starter as a failure (! for a drill passed before).
             self._say(
-                f"{self._shown(path)} is the starter again: nothing to run until you write "
-                "your kernel."
+                _(
+                    "{path} is the starter again: nothing to run until you write your kernel."
+                ).format(path=self._shown(path))
             )
             return
         if drill_id != self.selected:

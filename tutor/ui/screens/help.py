@@ -10,6 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tutor.i18n import _
 from tutor.ui import marks
 
 
@@ -25,23 +26,26 @@ class HelpScreen(ModalScreen[None]):
         table.add_column(style="bold")
         table.add_column()
         for key, description in self.keys:
-            table.add_row(key, description)
+            table.add_row(key, _(description))
         legend = Table.grid(padding=(0, 2))
         legend.add_column()
         legend.add_column()
         for mark, meaning in marks.LEGEND:
-            legend.add_row(mark, meaning)
+            legend.add_row(mark, _(meaning))
         with VerticalScroll(id="help-box", classes="dialog") as box:
             # How to close it sits in the frame, so it shows however short the terminal is.
-            box.border_title = "Keys"
-            box.border_subtitle = "Esc or ? closes this"
+            box.border_title = _("Keys")
+            box.border_subtitle = _("Esc or ? closes this")
             yield Static(table)
-            yield Static(Text("\nMarks in the drill list", style="bold underline"))
+            yield Static(Text("\n" + _("Marks in the drill list"), style="bold underline"))
             yield Static(legend)
             yield Static(
                 Text(
-                    "\nWith watch on, saving a file in drills/mine/ from any editor "
-                    "runs that drill's tests.",
+                    "\n"
+                    + _(
+                        "With watch on, saving a file in drills/mine/ from any editor "
+                        "runs that drill's tests."
+                    ),
                     style="dim",
                 )
             )

@@ -6,9 +6,10 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tutor.catalogue import Drill
+from tutor.i18n import N_, _
 from tutor.progress import DrillProgress
 
-NEEDS_GPU = (
+NEEDS_GPU = N_(
     "bench needs a GPU: the CPU interpreter runs one program at a time, so its "
     "timings say nothing about a kernel's speed."
 )
@@ -19,7 +20,7 @@ def _best_lines(state: DrillProgress) -> list[str]:
     for label, best in sorted(state.best_bench.items()):
         gbps = f", {best['gbps']:.0f} GB/s" if best.get("gbps") is not None else ""
         lines.append(f"  {label}: {best.get('us')} µs{gbps}")
-    return ["", "Your best times:", *lines] if lines else []
+    return ["", _("Your best times:"), *lines] if lines else []
 
 
 class BenchPanel(Static):
@@ -39,7 +40,7 @@ class BenchPanel(Static):
             self.show_lines(report)
             return
         cases = [f"  {case.label}" for case in drill.bench] or ["  (no bench shapes)"]
-        intro = "Press b to time your kernel at these shapes:" if on_gpu else NEEDS_GPU
+        intro = _("Press b to time your kernel at these shapes:") if on_gpu else _(NEEDS_GPU)
         self.show_lines([intro, "", *cases, *_best_lines(state), *(perf_hint or [])])
 
     def show_lines(self, lines: list[str]) -> None:

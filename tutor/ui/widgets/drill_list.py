@@ -14,6 +14,7 @@ from textual.widgets import Label, OptionList, ProgressBar
 from textual.widgets.option_list import Option
 
 from tutor.catalogue import Catalogue, Drill
+from tutor.i18n import _
 from tutor.ui import marks
 
 _TRACK_PREFIX = "track:"
@@ -91,6 +92,12 @@ class DrillList(OptionList):
         grid.add_row(*cells)
         return grid
 
+    def retitle(self, catalogue: Catalogue) -> None:
+        """Show the titles of `catalogue` (the same drills, in another language)."""
+        self.catalogue = catalogue
+        self.short = not self.short
+        self.show_short(not self.short)  # redraws every heading and prompt
+
     def show_short(self, short: bool) -> None:
         """Marks and ids under one-word track headings (True), or every title whole (False)."""
         if short == self.short:
@@ -140,5 +147,7 @@ class CourseProgress(Vertical):
         yield ProgressBar(show_eta=False, id="progress-bar")
 
     def show(self, passed: int, total: int) -> None:
-        self.query_one("#progress-label", Label).update(f"Passed {passed} of {total} drills")
+        self.query_one("#progress-label", Label).update(
+            _("Passed {passed} of {total} drills").format(passed=passed, total=total)
+        )
         self.query_one("#progress-bar", ProgressBar).update(total=total, progress=passed)

@@ -18,9 +18,10 @@ from tutor import progress as p
 from tutor.catalogue import Drill
 from tutor.coach import HintView
 from tutor.hints import stage_markdown
+from tutor.i18n import N_, _
 from tutor.states import DrillStatus, RunStatus
 
-RUNNING_TEXT = "**Tests running.** The hint for this run comes with its results."
+RUNNING_TEXT = N_("**Tests running.** The hint for this run comes with its results.")
 
 
 def coach_markdown(
@@ -35,59 +36,73 @@ def coach_markdown(
     """The hint panel's text for one drill, as Markdown (hint stages with fenced code).
     `has_file`: whether the learner's file exists yet (it is made when they start)."""
     if running:  # the run panel shows the new run: never the old run's hint beside it
-        return RUNNING_TEXT
+        return _(RUNNING_TEXT)
     last_status = (state.last_run or {}).get("status")
     if view is not None:
         parts = [f"**{view.title}**", *(stage_markdown(stage) for stage in view.stages)]
         if view.exhausted and not view.opens_solution:
             parts.append(
-                "That is every hint for an untouched starter: write your kernel, then save."
+                _("That is every hint for an untouched starter: write your kernel, then save.")
             )
         elif view.exhausted:
             parts.append(
-                "That is every hint for this mistake: the solution is available "
-                "with **s**, beside your file."
+                _(
+                    "That is every hint for this mistake: the solution is available "
+                    "with **s**, beside your file."
+                )
             )
         else:
-            parts.append("Press **h** for a further hint.")
+            parts.append(_("Press **h** for a further hint."))
+        if view.note:
+            parts.insert(1, f"*{view.note}*")
         if state.regressed:
-            parts.insert(1, "*You passed this drill before; this run fails.*")
+            parts.insert(1, _("*You passed this drill before; this run fails.*"))
         return "\n\n".join(parts)
     if state.status == DrillStatus.PASSED and last_status in (RunStatus.PASSED, None):
         nxt = (
-            f"Next: press **n** for {next_drill.id}, {next_drill.title}."
+            _("Next: press **n** for {drill}, {title}.").format(
+                drill=next_drill.id, title=next_drill.title
+            )
             if next_drill
-            else "That was the last unfinished drill: every drill is passed."
+            else _("That was the last unfinished drill: every drill is passed.")
         )
-        taught = f"**What this drill taught:** {drill.taught}" if drill.taught else ""
+        taught = (
+            _("**What this drill taught:** {taught}").format(taught=drill.taught)
+            if drill.taught
+            else ""
+        )
         return "\n\n".join(
             part
             for part in (
-                "**Passed.**",
+                _("**Passed.**"),
                 taught,
-                "Press **s** to read the reference solution beside your file.",
+                _("Press **s** to read the reference solution beside your file."),
                 nxt,
             )
             if part
         )
     if last_status is not None:
-        return (
+        return _(
             "**No named mistake.**\n\nThe failing test's message, beside this panel, says "
             "what differs and where."
         )
     before = (
-        "You passed this drill before; your file is the starter again. " if state.solved else ""
+        _("You passed this drill before; your file is the starter again.") + " "
+        if state.solved
+        else ""
     )
     where = (
-        f"`drills/mine/{drill.file}` (press **e** to open it)"
+        _("`drills/mine/{file}` (press **e** to open it)")
         if has_file
-        else f"`drills/mine/{drill.file}`: **Enter** makes it from the starter, **e** opens it "
-        "in your editor"
-    )
-    return (
-        f"**Start here.** {before}Read the lesson, then write your kernel in {where}. Press "
+        else _(
+            "`drills/mine/{file}`: **Enter** makes it from the starter, **e** opens it "
+            "in your editor"
+        )
+    ).format(file=drill.file)
+    return _(
+        "**Start here.** {before}Read the lesson, then write your kernel in {where}. Press "
         "**r** to run the tests, or just save the file: with watch on, every save runs them."
-    )
+    ).format(before=before, where=where)
 
 
 def split_title(markdown: str) -> tuple[str, str]:

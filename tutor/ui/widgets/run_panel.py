@@ -12,20 +12,21 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from tutor.i18n import N_, _
 from tutor.report import MAP_CELLS, fit_error_map, interpreter_note
-from tutor.states import Outcome, RunStatus
+from tutor.states import Outcome, RunStatus, label
 from tutor.ui.live import NOT_RUN, RUNNING, LiveRun
 
 _OUTCOMES = {
-    Outcome.PASSED: ("✓ pass", "green"),
-    Outcome.FAILED: ("✗ fail", "bold red"),
-    Outcome.SKIPPED: ("- skip", "dim"),
-    RUNNING: ("⋯ running", "yellow"),
-    RunStatus.TIMEOUT: ("✗ hung", "bold red"),
-    RunStatus.CRASHED: ("✗ crash", "bold red"),
-    RunStatus.OUT_OF_MEMORY: ("✗ memory", "bold red"),
-    RunStatus.CANCELLED: ("- stopped", "dim"),
-    NOT_RUN: ("- not run", "dim"),
+    Outcome.PASSED: (N_("✓ pass"), "green"),
+    Outcome.FAILED: (N_("✗ fail"), "bold red"),
+    Outcome.SKIPPED: (N_("- skip"), "dim"),
+    RUNNING: (N_("⋯ running"), "yellow"),
+    RunStatus.TIMEOUT: (N_("✗ hung"), "bold red"),
+    RunStatus.CRASHED: (N_("✗ crash"), "bold red"),
+    RunStatus.OUT_OF_MEMORY: (N_("✗ memory"), "bold red"),
+    RunStatus.CANCELLED: (N_("- stopped"), "dim"),
+    NOT_RUN: (N_("- not run"), "dim"),
 }
 _STATUS_CLASSES = ("-passed", "-failed", "-broken", "-running")
 _OUTPUT_LINES = 15
@@ -48,39 +49,58 @@ def summary(
         if last_run:  # only known from the progress file (an earlier session or the CLI)
             done, total = last_run.get("passed_tests", 0), last_run.get("tests", 0)
             return (
-                f"Last run ({last_run.get('at', 'earlier')}): {last_run.get('status')}, "
-                f"{done} of {total} tests passed. Press r to run again.",
+                _(
+                    "Last run ({at}): {status}, {done} of {total} tests passed. "
+                    "Press r to run again."
+                ).format(
+                    at=last_run.get("at", _("earlier")),
+                    status=label(str(last_run.get("status"))),
+                    done=done,
+                    total=total,
+                ),
                 "",
             )
-        return "No run yet: press r to run the tests (or save your file).", ""
+        return _("No run yet: press r to run the tests (or save your file)."), ""
     result = live.result
     if result is None:
         done = sum(row.outcome != RUNNING for row in live.rows.values())
         clock = ""
         if elapsed is not None:
-            clock = f", {_seconds(elapsed)}" + (
-                f" of the {_seconds(limit)} limit" if limit is not None else ""
+            clock = (
+                _(", {elapsed} of the {limit} limit").format(
+                    elapsed=_seconds(elapsed), limit=_seconds(limit)
+                )
+                if limit is not None
+                else f", {_seconds(elapsed)}"
             )
-        return f"Running the tests… {done} done{clock}", "-running"
+        return _("Running the tests… {done} done").format(done=done) + clock, "-running"
     failed = sum(row.outcome == Outcome.FAILED for row in live.rows.values())
     took = f" ({result.duration:.1f} s)"
     if result.status == RunStatus.PASSED:
-        return f"Passed: all {len(live.rows)} tests{took}", "-passed"
+        return _("Passed: all {total} tests").format(total=len(live.rows)) + took, "-passed"
     if result.status == RunStatus.FAILED:
-        return f"Failed: {failed} of {len(live.rows)} tests{took}", "-failed"
+        failed_text = _("Failed: {failed} of {total} tests").format(
+            failed=failed, total=len(live.rows)
+        )
+        return failed_text + took, "-failed"
     never = len(live.never_ran)
     if result.status == RunStatus.TIMEOUT and never:
-        return f"Timed out: {never} of {len(live.rows)} tests never ran", "-broken"
+        return (
+            _("Timed out: {never} of {total} tests never ran").format(
+                never=never, total=len(live.rows)
+            ),
+            "-broken",
+        )
     # The run broke before its tests could judge the kernel: the message below says why.
     heading = {
-        RunStatus.TIMEOUT: "Timed out: the tests were stopped",
-        RunStatus.CRASHED: "Crashed: the test process died",
-        RunStatus.OUT_OF_MEMORY: "Stopped: the run used too much memory",
-        RunStatus.COLLECTION_ERROR: "The tests could not start",
-        RunStatus.CANCELLED: "Stopped",
-        RunStatus.SETUP_ERROR: "Could not run the tests",
+        RunStatus.TIMEOUT: N_("Timed out: the tests were stopped"),
+        RunStatus.CRASHED: N_("Crashed: the test process died"),
+        RunStatus.OUT_OF_MEMORY: N_("Stopped: the run used too much memory"),
+        RunStatus.COLLECTION_ERROR: N_("The tests could not start"),
+        RunStatus.CANCELLED: N_("Stopped"),
+        RunStatus.SETUP_ERROR: N_("Could not run the tests"),
     }.get(result.status, result.status)
-    return heading, "-broken"
+    return _(heading), "-broken"
 
 
 def shows_a_failure(live: LiveRun | None, last_run: dict[str, Any] | None = None) -> bool | None:
@@ -97,11 +117,12 @@ class FittedMap:
     """An error map drawn to the width it is given: its rows never wrap (a 64-cell row in a
     60-column panel read as two rows, 60 + 4)."""
 
-    def __init__(self, lines: list[str]) -> None:
+    def __init__(self, lines: list[str], facts: dict | None = None) -> None:
         self.lines = lines
+        self.facts = facts  # the failure's facts: the heading is made again from them
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        for line in fit_error_map(self.lines, options.max_width):
+        for line in fit_error_map(self.lines, options.max_width, self.facts):
             # The rows of cells fit; the heading and the legend are words, and wrap as words.
             yield Text(line, style="bold", no_wrap=set(line) <= set(MAP_CELLS))
 
@@ -117,16 +138,17 @@ class TestTable:
         self.rows = rows
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        label = max((len(label) for label, _, _ in self.rows), default=1)
-        name = max((len(name) for _, name, _ in self.rows), default=4)
-        title = max((len(title) for _, _, title in self.rows), default=0)
+        # Widths in cells: a Chinese outcome or mistake name takes two per character.
+        label = max((label.cell_len for label, _, _ in self.rows), default=1)
+        name = max((name.cell_len for _, name, _ in self.rows), default=4)
+        title = max((title.cell_len for _, _, title in self.rows), default=0)
         room = options.max_width - label - 2  # a space after each of the first two columns
         name_width = max(min(name, room - min(title, self.MIN_TITLE)), min(name, room // 2), 1)
         table = Table(box=None, padding=(0, 1, 0, 0), show_edge=False, header_style="bold dim")
         # A column's width counts its padding: the space after it.
         table.add_column("", no_wrap=True, width=label + 1)
-        table.add_column("test", overflow="fold", width=name_width + 1)
-        table.add_column("diagnosis", width=max(room - name_width, 1))
+        table.add_column(_("test"), overflow="fold", width=name_width + 1)
+        table.add_column(_("diagnosis"), width=max(room - name_width, 1))
         for row in self.rows:
             table.add_row(*row)
         yield table
@@ -174,6 +196,7 @@ class RunPanel(VerticalScroll):
         rows = []
         for row in live.rows.values():
             label, style = _OUTCOMES.get(row.outcome, (row.outcome, ""))
+            label = _(label)
             title = self.title_of(live.drill, row.diagnosis) if row.diagnosis else ""
             # Text, never markup: a parameter id such as [unit-k] would read as a style tag.
             rows.append((Text(label, style=style), Text(row.name), Text(title, style="red")))
@@ -191,18 +214,18 @@ class RunPanel(VerticalScroll):
         result = live.result
         failure = live.first_failure()
         if result.status == RunStatus.FAILED and failure is not None:
-            where = f" (your file, line {failure.line})" if failure.line else ""
+            where = _(" (your file, line {line})").format(line=failure.line) if failure.line else ""
             # Text, never markup: messages hold brackets (shapes, ['fp32', 'fp64']) as written.
             text = Text.assemble((failure.name, "bold"), where, "\n", failure.message)
             note = interpreter_note(failure, live.backend)
             if note:  # beside the values it explains
                 text.append("\n" + note, style="yellow")
             if failure.where:
-                text.append("\nWhere: " + failure.where)
+                text.append("\n" + _("Where: {where}").format(where=failure.where))
             if failure.details:
                 text.append("\n" + failure.details, style="dim")
             if failure.error_map:
-                return Group(text, FittedMap(failure.error_map))
+                return Group(text, FittedMap(failure.error_map, failure.facts))
             return text
         text = Text(result.message)
         if live.never_ran:

@@ -8,9 +8,11 @@ from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.widgets import Label
 
+from tutor.i18n import _
+
 
 class StatusBar(Horizontal):
-    backend: reactive[str] = reactive("finding the backend…")
+    backend: reactive[str] = reactive(lambda: _("finding the backend…"))
     """"CPU interpreter" or the GPU's name."""
     watching: reactive[bool] = reactive(True)
     """Whether saving a learner file re-runs its drill."""
@@ -27,7 +29,12 @@ class StatusBar(Horizontal):
 
     def watch_watching(self, watching: bool) -> None:
         self.set_class(watching, "-watching")
-        self.query_one("#watch", Label).update("watch on" if watching else "watch off")
+        self.query_one("#watch", Label).update(_("watch on") if watching else _("watch off"))
+
+    def relabel(self, backend: str) -> None:
+        """Say it all again in the active language (`backend` as it reads now)."""
+        self.backend = backend
+        self.watch_watching(self.watching)
 
     def watch_activity(self, activity: str) -> None:
         self.query_one("#activity", Label).update(Text(activity))  # test ids hold brackets

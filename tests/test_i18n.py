@@ -1,0 +1,83 @@
+"""Choosing the language: --lang, $TUTOR_LANG, the app's remembered choice, the locale."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from cli_helpers import tutor
+
+from tutor import i18n
+
+
+def test_the_choice_goes_lang_then_env_then_remembered_then_locale(tmp_path):
+    assert i18n.choose(None, tmp_path, env={}) == "en"
+    assert i18n.choose(None, tmp_path, env={"LANG": "zh_CN.UTF-8"}) == "zh"
+    # LC_ALL overrides LANG, as in POSIX: a C locale there is English
+    assert i18n.choose(None, tmp_path, env={"LC_ALL": "C", "LANG": "zh_CN.UTF-8"}) == "en"
+    assert i18n.choose(None, tmp_path, env={"LC_MESSAGES": "zh_TW", "LANG": "en_GB"}) == "zh"
+    i18n.remember(tmp_path, "zh")
+    assert i18n.choose(None, tmp_path, env={"LANG": "en_US.UTF-8"}) == "zh"
+    assert i18n.choose(None, tmp_path, env={"TUTOR_LANG": "en"}) == "en"
+    assert i18n.choose("EN", tmp_path, env={"TUTOR_LANG": "zh"}) == "en"
+    (tmp_path / i18n.REMEMBERED).write_text("klingon\n")  # a broken file is no choice
+    assert i18n.choose(None, tmp_path, env={}) == "en"
+
+
+def test_an_unknown_language_is_refused(tmp_path):
+    with pytest.raises(i18n.LanguageError, match="'fr' is not a language"):
+        i18n.choose("fr", tmp_path, env={})
+    with pytest.raises(i18n.LanguageError, match="TUTOR_LANG 'de'"):
+        i18n.choose(None, tmp_path, env={"TUTOR_LANG": "de"})
+
+
+def test_activate_switches_the_messages_and_what_children_are_told():
+    try:
+        i18n.activate("zh")
+        assert i18n._("All tests pass.") == "全部测试通过。"
+        assert i18n.child_env() == {"TUTOR_LANG": "zh"}
+        i18n.activate("en")
+        assert i18n._("All tests pass.") == "All tests pass."
+    finally:
+        i18n.activate("en")
+
+
+def test_an_unknown_lang_on_the_command_line_is_one_line_exit_2(course):
+    for args in (["list", "--lang", "fr"], ["--lang", "fr", "list"]):
+        out = tutor(course, *args)
+        assert out.returncode == 2
+        assert out.stderr.strip().count("\n") == 0, out.stderr
+        assert "'fr' is not a language the tutor speaks (en, zh)" in out.stderr
+    out = tutor(course, "list", env=dict(os.environ, TUTOR_LANG="xx"))
+    assert out.returncode == 2 and "TUTOR_LANG 'xx'" in out.stderr
+
+
+def test_list_in_chinese_shows_the_chinese_titles(course):
+    out = tutor(course, "list", "--lang", "zh")
+    assert out.returncode == 0, out.stderr
+    assert "Triton 基础" in out.stdout and "矩阵乘 · 注意力" in out.stdout
+    assert "LayerNorm 与 RMSNorm 前向" in out.stdout
+    assert "Triton basics" in tutor(course, "list", "--lang", "en").stdout
+    # the locale alone is enough, and the app's remembered choice beats it
+    env = dict(os.environ, LANG="zh_CN.UTF-8", LC_ALL="", LC_MESSAGES="")
+    env.pop("TUTOR_LANG", None)
+    assert "Triton 基础" in tutor(course, "list", env=env).stdout
+    i18n.remember(course.state_dir, "en")
+    assert "Triton basics" in tutor(course, "list", env=env).stdout
+
+
+def test_wrapping_counts_cells_and_breaks_between_chinese_characters():
+    import textwrap
+
+    from tutor import cells
+
+    chinese = (
+        "位置：7500 个值中有 4959 个错误（66.1%）：3 行中的第 1-2 行，2500 列中的第 0-2499 列。" * 2
+    )
+    lines = cells.wrap(chinese, 40, "  ")
+    assert all(cells.width(line) <= 40 for line in lines) and len(lines) > 3
+    assert "".join(line.strip() for line in lines).replace(" ", "") == chinese.replace(" ", "")
+    assert not any(line.strip()[0] in "，。：）" for line in lines)  # no line opens on a comma
+    english = "The padded lanes load as 0, so they add nothing to sum(x); x - mean is -mean there."
+    assert cells.wrap(english, 30) == textwrap.wrap(english, 30)
+    assert cells.ljust("中文", 6) == "中文  " and cells.width("中文ab") == 6
