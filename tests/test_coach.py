@@ -114,6 +114,11 @@ def test_stages_render_as_markdown_code_and_as_plain_text_from_one_source():
     assert "```" not in plain and "      # the sum\n      s = tl.sum(x, axis=0)" in plain
     prose = "q = qkv.view(T, 3, H, D)[:, 0] has strides (3*H*D, D, 1): tokens are\napart."
     assert [kind for kind, _ in stage_blocks(prose)] == ["prose"]
+    # A Chinese stage that opens like code is prose; a Chinese comment keeps code code.
+    chinese = "x = 20 时 tanh 已经饱和为 1，所以\n结果是 x 本身。"
+    assert [kind for kind, _ in stage_blocks(chinese)] == ["prose"]
+    commented = "y = tl.where(mask, x, 0.0)  # 填充位置为 0"
+    assert [kind for kind, _ in stage_blocks(commented)] == ["code"]
 
 
 def _failed_with(course, diagnosis, facts, drill="t0"):

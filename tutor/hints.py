@@ -194,6 +194,8 @@ _CODE_LINE = re.compile(
 
 
 _PROSE_WORDS = re.compile(r"\b(is|are|has|have|the|gets|must|so|then|which|when)\b")
+# Chinese outside a comment is prose: no identifier in a stage's code is written in it.
+_CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 
 
 def _is_code(line: str) -> bool:
@@ -204,7 +206,8 @@ def _is_code(line: str) -> bool:
     return (
         bool(_CODE_LINE.match(line))
         and not _PROSE_WORDS.search(code)
-        and not line.rstrip().endswith((".", "?", ","))
+        and not _CJK.search(code)
+        and not line.rstrip().endswith((".", "?", ",", "。", "？", "，", "："))
     )
 
 
