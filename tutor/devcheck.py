@@ -7,7 +7,8 @@ For each drill (all playable ones by default):
   hints file and every mutant is named after a declared or a generic diagnosis; the files the
   catalogue derives (starter, solution, tests, lesson, hints, bench recipe) exist;
 - one-idea mutants kept as patches still apply to the solution, or to the correct variant their
-  `base:` line names (tutor.patches);
+  `base:` line names (tutor.patches); a whole-file buggy mutant within two lines of code of the
+  solution or a correct variant is refused: it is one idea, and belongs in a patch;
 - behaviour, by running the drill's tests on each file: the untouched starter fails as
   `not-started` in every test, the solution passes with no diagnosis, every
   `<diagnosis>__<variant>.py` gets `<diagnosis>` first, every `correct__<variant>.py` passes;
@@ -233,6 +234,7 @@ def content_findings(catalogue: Catalogue, drill: Drill) -> list[Finding]:
                 "not declare in drills.yaml and which is not a generic diagnosis",
             )
     found += _perf_content(drill, mutants, book)
+    found += _near_copies(catalogue, drill, mutants)
     for mutant in mutants:
         expected = expectation_of(mutant)
         if expected != "pass" and expected not in declared and expected not in dx.GENERIC_RANKS:
@@ -244,6 +246,49 @@ def content_findings(catalogue: Catalogue, drill: Drill) -> list[Finding]:
         elif expected != "pass" and book.ladders.get(expected) is None:
             rule(mutant.name, False, f"no hint ladder for '{expected}'")
     return found
+
+
+def _near_copies(catalogue: Catalogue, drill: Drill, mutants: list[Path]) -> list[Finding]:
+    """A whole-file buggy mutant that differs from the solution or a correct variant by at most
+    patches.NEAR_COPY_LINES lines of code: a copy that drifts from its original unseen, where
+    a patch on that original would follow it."""
+    solution = catalogue.paths.solution(drill.file)
+    bases = [(solution, f"the solution {solution.name}")] + [
+        (m, m.name) for m in mutants if _is_correct_variant(m, m.parent)
+    ]
+    texts = {path: _read(path) for path, _ in bases}
+    found = []
+    for mutant in mutants:
+        if mutant.suffix != ".py" or mutant.name.startswith(f"{CORRECT}__"):
+            continue
+        text = _read(mutant)
+        for base, shown in bases:
+            if text is None or texts[base] is None:
+                continue
+            apart = patches.code_lines_apart(texts[base], text)
+            if apart is None or apart > patches.NEAR_COPY_LINES:
+                continue
+            where = "" if base == solution else f", its description saying `base: {base.name}`"
+            lines = f"{apart} line{'' if apart == 1 else 's'} of code"
+            found.append(
+                Finding(
+                    drill.id,
+                    mutant.name,
+                    False,
+                    f"{mutant.name} differs from {shown} by {lines}: one idea, "
+                    f"so keep it as {mutant.stem}.patch made on {base.name} "
+                    f"(tutor.patches.make){where}",
+                )
+            )
+            break
+    return found
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _perf_content(drill: Drill, mutants: list[Path], book: HintBook) -> list[Finding]:

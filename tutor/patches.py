@@ -10,15 +10,21 @@ mistakes written in one alternative style then share that style's file instead o
 it.
 
 Hunks must match exactly (no fuzz): a mutant that cannot be rebuilt faithfully is an error.
+
+`code_lines_apart` measures how far a whole-file mutant is from a file it could be a patch on,
+in lines of code (comments, docstrings and layout do not count): `tutor dev check` asks for a
+patch when a whole file is within NEAR_COPY_LINES of the solution or a correct variant.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 import re
 
 _HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _BASE = re.compile(r"^base:\s*(\S+)\s*$", re.IGNORECASE)
+NEAR_COPY_LINES = 2  # a whole-file mutant this close to a base is one idea: keep it as a patch
 
 
 class PatchError(Exception):
@@ -105,3 +111,36 @@ def _hunks(patch: str) -> list[tuple[int, list[tuple[str, str]], int]]:
         elif body is not None and line.startswith("\\"):
             continue  # "\ No newline at end of file"
     return hunks
+
+
+def code_lines_apart(old: str, new: str) -> int | None:
+    """How many lines of code differ between two Python sources, or None if one does not parse.
+
+    Both are compared as `ast.unparse` prints them without docstrings, so comments, docstrings,
+    blank lines and line breaks inside a statement do not count; a changed line counts once.
+    """
+    try:
+        old_lines, new_lines = _code_lines(old), _code_lines(new)
+    except (SyntaxError, ValueError):
+        return None
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    return sum(
+        max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    )
+
+
+def _code_lines(source: str) -> list[str]:
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and _is_docstring(body[0]):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree).splitlines()
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
