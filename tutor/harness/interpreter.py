@@ -273,15 +273,32 @@ def _patch_globals_per_launch(interp: Any) -> None:
             module = sys.modules.get(module_name)
             if module is None:
                 continue
-            for name, value in list(vars(module).items()):
-                if name.startswith("_") or getattr(value, "__module__", None) != module_name:
-                    continue
-                replacement = _replacement(value, interp)
-                if replacement is not None:
-                    scope.set_attr(module, name, replacement)
+            for name, replacement in _module_replacements(module, interp):
+                scope.set_attr(module, name, replacement)
         return scope
 
     interp._patch_lang = patch_lang
+
+
+# A libdevice module's replacements, worked out on its first launch: its functions never change,
+# and going through its few hundred members at every launch (and at every call of a jit helper
+# such as tl.sum's) took a tenth of a kernel's time in the interpreter. The first launch sees
+# the module unpatched, so every member is found.
+_replacements_of: dict[str, list[tuple[str, Callable[..., Any]]]] = {}
+
+
+def _module_replacements(module: Any, interp: Any) -> list[tuple[str, Callable[..., Any]]]:
+    known = _replacements_of.get(module.__name__)
+    if known is None:
+        known = []
+        for name, value in list(vars(module).items()):
+            if name.startswith("_") or getattr(value, "__module__", None) != module.__name__:
+                continue
+            replacement = _replacement(value, interp)
+            if replacement is not None:
+                known.append((name, replacement))
+        _replacements_of[module.__name__] = known
+    return known
 
 
 # 6. bf16 tl.dot -----------------------------------------------------------------------------
