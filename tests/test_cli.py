@@ -177,7 +177,7 @@ def test_the_solution_refusal_states_the_rule(course):
 
 
 def test_bf16_garbage_on_the_cpu_is_said_to_be_the_interpreters_and_its_map_fits(course, tmp_path):
-    from tutor import patches
+    from tutor.dev import patches
 
     patch = (ROOT / "drills/mutants/t3/bf16-no-upcast__no-cast.patch").read_text()
     mutant = tmp_path / "t3_no_cast.py"

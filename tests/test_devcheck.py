@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from cli_helpers import tutor
 
-from tutor import devcheck, patches
 from tutor.catalogue import load_catalogue
+from tutor.dev import check as devcheck
+from tutor.dev import patches
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -115,13 +116,13 @@ def test_a_whole_file_mutant_one_line_from_a_correct_variant_or_the_solution_is_
         "unbiased-variance__compact-copy.py": (
             "unbiased-variance__compact-copy.py differs from correct__compact-rsqrt.py by 1 line "
             "of code: one idea, so keep it as unbiased-variance__compact-copy.patch made on "
-            "correct__compact-rsqrt.py (tutor.patches.make), its description saying "
+            "correct__compact-rsqrt.py (tutor.dev.patches.make), its description saying "
             "`base: correct__compact-rsqrt.py`"
         ),
         "stats-dtype__solution-copy.py": (
             "stats-dtype__solution-copy.py differs from the solution t3_layernorm.py by 1 line "
             "of code: one idea, so keep it as stats-dtype__solution-copy.patch made on "
-            "t3_layernorm.py (tutor.patches.make)"
+            "t3_layernorm.py (tutor.dev.patches.make)"
         ),
     }
 

@@ -120,8 +120,8 @@ def _preload(backend: str) -> dict:
         import triton.language  # noqa: F401
 
         import tutor.child_guard  # noqa: F401
-        import tutor.drill_plugin  # noqa: F401
         import tutor.harness  # noqa: F401
+        import tutor.harness.drill_plugin  # noqa: F401
         import tutor.harness.interpreter  # noqa: F401
         import tutor.pytest_events  # noqa: F401
         from tutor.gpu import nvml_gpus

@@ -16,7 +16,7 @@
   core torch operation, is `torch-fallback`).
 
 The fixtures `impl` (the learner's module, its functions observed), `backend` and `device` come
-from the `tutor.drill_plugin` pytest plugin that drills/tests/conftest.py names.
+from the `tutor.harness.drill_plugin` pytest plugin that drills/tests/conftest.py names.
 """
 
 from tutor import diagnoses

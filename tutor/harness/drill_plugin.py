@@ -2,8 +2,8 @@
 
     pytest drills/tests/test_t3_layernorm.py --impl mine|solutions|PATH [--cpu]
 
-drills/tests/conftest.py names it (`pytest_plugins = ["tutor.drill_plugin"]`), so a drill's test
-module only sets `DRILL = "<id>"` and asks for the fixtures:
+drills/tests/conftest.py names it (`pytest_plugins = ["tutor.harness.drill_plugin"]`), so a
+drill's test module only sets `DRILL = "<id>"` and asks for the fixtures:
 
 - `impl`: the learner's module for that drill, each function observed (tutor.harness.learner);
 - `backend`: where kernels run (`.device`, `.is_cpu`); `device`: the torch device string.

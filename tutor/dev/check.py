@@ -7,7 +7,7 @@ For each drill (all playable ones by default):
   hints file and every mutant is named after a declared or a generic diagnosis; the files the
   catalogue derives (starter, solution, tests, lesson, hints, bench recipe) exist;
 - one-idea mutants kept as patches still apply to the solution, or to the correct variant their
-  `base:` line names (tutor.patches); a whole-file buggy mutant within two lines of code of the
+  `base:` line names (tutor.dev.patches); a whole-file buggy mutant within two lines of code of the
   solution or a correct variant is refused: it is one idea, and belongs in a patch;
 - behaviour, by running the drill's tests on each file: the untouched starter fails as
   `not-started` in every test, the solution passes with no diagnosis, every
@@ -33,9 +33,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tutor import diagnoses as dx
-from tutor import patches
 from tutor import results as r
 from tutor.catalogue import Catalogue, Drill
+from tutor.dev import patches
 from tutor.hints import HintBook, HintFileError, drill_ladders
 from tutor.results import RunResult
 from tutor.runner import Runner
@@ -277,7 +277,7 @@ def _near_copies(catalogue: Catalogue, drill: Drill, mutants: list[Path]) -> lis
                     False,
                     f"{mutant.name} differs from {shown} by {lines}: one idea, "
                     f"so keep it as {mutant.stem}.patch made on {base.name} "
-                    f"(tutor.patches.make){where}",
+                    f"(tutor.dev.patches.make){where}",
                 )
             )
             break
