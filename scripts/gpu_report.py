@@ -53,9 +53,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # run as `python scripts/gpu_report.py` without installing
 
-from tutor import bench, devcheck  # noqa: E402
+from tutor import bench  # noqa: E402
 from tutor import results as r  # noqa: E402
 from tutor.catalogue import Catalogue, load_catalogue  # noqa: E402
+from tutor.dev import check as devcheck  # noqa: E402
 from tutor.paths import CoursePaths  # noqa: E402
 from tutor.runner import Runner  # noqa: E402
 from tutor.states import RunStatus  # noqa: E402

@@ -17,8 +17,8 @@ sys.path.insert(0, str(ROOT))
 
 from tune_sweep import load_solution  # noqa: E402 - the folder of this script is on sys.path
 
-from tutor.bench.child import median_ms  # noqa: E402
 from tutor.bench.recipe import load_recipes  # noqa: E402
+from tutor.bench.timing import median_ms  # noqa: E402
 
 CASES = [
     ("t2_softmax", "softmax", {"m": 4096, "n": 1000}, "_num_warps"),

@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
+from tutor.dev import patches
 from tutor.paths import CoursePaths
 
 
@@ -23,3 +25,14 @@ def tutor(
     return subprocess.run(
         command, capture_output=True, text=True, timeout=timeout, cwd=course.root, **kw
     )
+
+
+def padding_where_mutant(course: CoursePaths) -> Path:
+    """A T3 file whose mistake is padding-where (no tl.where before the variance): the course's
+    solution with that mutant's patch applied, written once into the course folder."""
+    built = course.root / "padding_where_mutant.py"
+    if not built.exists():
+        solution = course.solution("t3_layernorm.py").read_text()
+        patch = (course.mutants("t3") / "padding-where__no-where.patch").read_text()
+        built.write_text(patches.apply(solution, patch))
+    return built

@@ -21,11 +21,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from tutor import bench, devcheck
+from tutor import bench
 from tutor import results as r
 from tutor.bench import child as bench_child
 from tutor.bench.recipe import DTYPES, RecipeError, load_recipes
 from tutor.catalogue import BenchCase
+from tutor.dev import check as devcheck
 from tutor.progress import ProgressStore
 from tutor.states import BenchStatus, RunStatus
 

@@ -13,6 +13,7 @@ from tutor.harness.checks import (
     Tolerance,
     expect_close,
     expect_unchanged,
+    raise_if_edges_unwritten,
     where_wrong,
 )
 from tutor.harness.failures import DrillFailure
@@ -188,6 +189,29 @@ def test_a_grid_axis_that_stops_short_is_grid_too_small_not_a_mismatch():
     scattered = want.clone()
     scattered[1, 4:, :] = fill_value(torch.float32)  # one token only: not a grid axis
     assert _diagnosis(scattered, want).diagnosis == dx.MISMATCH
+
+
+def test_last_tile_rows_and_columns_never_written_are_a_2d_grid_too_small():
+    """m1's and m2's check: a 2-D output whose last rows and last columns were never written,
+    the rest right, is a tiled grid that rounds down; unwritten tiles elsewhere, or a wrong
+    written part, are left as the failure said."""
+    from tutor.harness.allocations import fill_value
+
+    want = torch.randn(100, 48)
+    corner = want.clone()
+    corner[96:, :] = fill_value(torch.float32)
+    corner[:, 40:] = fill_value(torch.float32)
+    failure = _diagnosis(corner, want)
+    with pytest.raises(DrillFailure) as renamed:
+        raise_if_edges_unwritten(failure, corner, want, TOL, "c")
+    assert renamed.value.diagnosis == dx.GRID_TOO_SMALL
+    assert "c's rows 96-99 and columns 40-47 were never written" in renamed.value.details
+    middle = want.clone()
+    middle[32:64, 16:32] = fill_value(torch.float32)  # a tile inside: not a grid that rounds
+    raise_if_edges_unwritten(_diagnosis(middle, want), middle, want, TOL, "c")
+    wrong_rest = corner.clone()
+    wrong_rest[0, 0] += 1.0
+    raise_if_edges_unwritten(_diagnosis(wrong_rest, want), wrong_rest, want, TOL, "c")
 
 
 def test_exact_zeros_from_a_boundary_on_in_a_zero_filled_output_are_grid_too_small():

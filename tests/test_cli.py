@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from cli_helpers import padding_where_mutant
 from cli_helpers import tutor as run_tutor
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +44,7 @@ def test_first_check_makes_the_learner_file_and_fails_as_not_started(course):
 
 
 def test_text_report_hint_ladder_and_progress(course):
-    mutant = sorted((ROOT / "drills" / "mutants" / "t3").glob("padding-where__*.py"))[0]
+    mutant = padding_where_mutant(course)
     course.mine("t3_layernorm.py").parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(mutant, course.mine("t3_layernorm.py"))
     out = tutor(course, "check", "t3", "--cpu")
@@ -177,7 +178,7 @@ def test_the_solution_refusal_states_the_rule(course):
 
 
 def test_bf16_garbage_on_the_cpu_is_said_to_be_the_interpreters_and_its_map_fits(course, tmp_path):
-    from tutor import patches
+    from tutor.dev import patches
 
     patch = (ROOT / "drills/mutants/t3/bf16-no-upcast__no-cast.patch").read_text()
     mutant = tmp_path / "t3_no_cast.py"

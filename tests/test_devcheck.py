@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from cli_helpers import tutor
 
-from tutor import devcheck, patches
 from tutor.catalogue import load_catalogue
+from tutor.dev import check as devcheck
+from tutor.dev import patches
 from tutor.states import RunStatus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,6 +87,52 @@ def test_a_base_line_must_name_a_correct_variant_of_the_drill(course, named):
         f"{patch.name} names base {named}, which is not a correct__<variant>.py file in "
         f"{patch.parent}"
     )
+
+
+def test_a_whole_file_mutant_one_line_from_a_correct_variant_or_the_solution_is_refused(course):
+    # A near-copy drifts from its original unseen: dev check names both files and asks for a
+    # patch. Comments and docstrings do not count; a file in its own style passes.
+    catalogue = load_catalogue(course)
+    drill = catalogue.drill("t3")
+    folder = course.mutants("t3")
+    variant = (folder / "correct__compact-rsqrt.py").read_text()
+    assert "var = tl.sum(diff * diff, axis=0) / N\n" in variant
+    near = variant.replace(
+        "var = tl.sum(diff * diff, axis=0) / N\n", "var = tl.sum(diff * diff, axis=0) / (N - 1)\n"
+    ).replace('"""A correct T3', '"""# a new comment\nA mutant of T3')
+    (folder / "unbiased-variance__compact-copy.py").write_text(near)
+    solution = course.solution(drill.file).read_text()
+    (folder / "stats-dtype__solution-copy.py").write_text(
+        solution.replace(
+            "mean = tl.sum(x, axis=0) / n_cols", "mean = tl.sum(x, axis=0) / n_cols  # !"
+        ).replace(
+            "tl.store(mean_ptr + row_idx, mean)",
+            "tl.store(mean_ptr + row_idx, mean.to(tl.float16))",
+        )
+    )
+    refused = {
+        f.subject: f.message for f in devcheck.content_findings(catalogue, drill) if not f.ok
+    }
+    assert refused == {
+        "unbiased-variance__compact-copy.py": (
+            "unbiased-variance__compact-copy.py differs from correct__compact-rsqrt.py by 1 line "
+            "of code: one idea, so keep it as unbiased-variance__compact-copy.patch made on "
+            "correct__compact-rsqrt.py (tutor.dev.patches.make), its description saying "
+            "`base: correct__compact-rsqrt.py`"
+        ),
+        "stats-dtype__solution-copy.py": (
+            "stats-dtype__solution-copy.py differs from the solution t3_layernorm.py by 1 line "
+            "of code: one idea, so keep it as stats-dtype__solution-copy.patch made on "
+            "t3_layernorm.py (tutor.dev.patches.make)"
+        ),
+    }
+
+
+def test_code_lines_apart_counts_code_only():
+    one = '"""Doc."""\n\nx = 1  # one\ny = f(x,\n      2)\n'
+    assert patches.code_lines_apart(one, '"""Other doc."""\nx = 1\ny = f(x, 2)\n') == 0
+    assert patches.code_lines_apart(one, "x = 2\ny = f(x, 2)\nz = 3\n") == 2
+    assert patches.code_lines_apart(one, "def broken(:\n") is None
 
 
 def test_judge_follows_the_file_name(catalogue):

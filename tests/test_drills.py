@@ -1,4 +1,4 @@
-"""The course proves itself through `tutor dev check`'s own rules (tutor.devcheck), on the CPU.
+"""The course proves itself through `tutor dev check`'s own rules (tutor.dev.check), on the CPU.
 
 For every playable drill: its content rules hold (files, hint ladders of three stages, two or
 more known-buggy kernels per declared mistake, names that are declared or generic), the
@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tutor import devcheck
 from tutor.catalogue import load_catalogue
+from tutor.dev import check as devcheck
 from tutor.paths import CoursePaths
 from tutor.runner import Runner
 from tutor.warm import WarmPool

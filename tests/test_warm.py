@@ -68,6 +68,44 @@ def test_the_audit_sees_what_would_start_cuda():
     assert torch.cuda._lazy_init is original  # put back as it was
 
 
+# Runs a drill's tests the way a warm run does, after the warm process's imports, and prints
+# the modules the run imported for itself.
+RUN_AFTER_PRELOAD = """
+import sys
+from tutor import zygote
+zygote._preload("cpu")
+import pytest
+before = set(sys.modules)
+pytest.main(sys.argv[1:])
+print("IMPORTED", " ".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_a_failing_run_imports_nothing_heavy_after_the_warm_process(catalogue, tmp_path):
+    # Each forked run pays for what it imports itself: sympy alone (torch._check's first use,
+    # in every failed comparison) cost a run 0.4 s of CPU. Only the run's own files are new.
+    drill = catalogue.drill("t0")
+    mutant = catalogue.paths.mutants("t0") / "grid-too-small__floor_div.py"
+    test_file = catalogue.paths.test_file(drill.file)
+    args = [str(test_file), f"--impl={mutant}", "--cpu", "-q", "-p", "no:cacheprovider"]
+    done = subprocess.run(
+        [sys.executable, "-c", RUN_AFTER_PRELOAD, *args, "--tb=native"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        # As the runner's: no plugins of the environment, the interpreter chosen by --cpu.
+        env={
+            **{k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"},
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        },
+    )
+    assert "failed" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("IMPORTED")]
+    packages = {name.split(".")[0] for name in line.split()[1:]}
+    assert not packages & {"sympy", "mpmath", "torch", "triton", "_pytest", "pdb", "xml"}, line
+
+
 def test_a_warm_process_where_cuda_started_refuses_to_fork():
     ours, theirs = socket.socketpair()
     output_read, output_write = os.pipe()

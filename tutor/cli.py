@@ -418,7 +418,7 @@ def cmd_bench(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
 
 def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     if args.dev_command == "new":
-        from tutor.scaffold import NewDrill, ScaffoldError, new_drill
+        from tutor.dev.new import NewDrill, ScaffoldError, new_drill
 
         functions = tuple(f.strip() for f in args.functions.split(",") if f.strip())
         try:
@@ -436,7 +436,7 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
             "(docs/AUTHORING.md walks through it)."
         )
         return EXIT_OK
-    from tutor import devcheck
+    from tutor.dev import check as devcheck
     from tutor.gpu import machine_has_gpu
     from tutor.runner import Runner
     from tutor.warm import WarmPool

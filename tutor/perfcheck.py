@@ -21,7 +21,7 @@ from pathlib import Path
 
 from tutor import bench
 from tutor.catalogue import Catalogue, Drill
-from tutor.devcheck import SOLUTION, Finding, perf_expectation, targets
+from tutor.dev.check import SOLUTION, Finding, perf_expectation, targets
 
 NO_PERF_DIAGNOSIS = "none"
 BENCH_CASE = re.compile(r"^\s*#?\s*bench-case:\s*([0-9][0-9,\s]*)$", re.MULTILINE)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
+import importlib
 import json
 import os
 import runpy
@@ -54,6 +55,22 @@ FDS = 3  # output, events, events key
 IDLE_CHECK_S = 0.5
 REQUEST_TIMEOUT_S = 2.0  # a request is one message, sent right after connecting
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+# What a run would otherwise import for itself after the fork, every time (found by listing
+# sys.modules before and after a run of each drill): beside pytest's own plugins, which each
+# pytest.main loads, pdb and tomllib (pyproject.toml), which they load; torch's symbolic shapes
+# with sympy, which torch._check imports on first use (torch.unravel_index in every failed
+# comparison: 0.4 s of CPU a run); Triton's code generator and Gluon, which a kernel's first
+# launch imports, and libdevice. None of them starts CUDA (cuda_audit checks it).
+LAZY_IMPORTS = (
+    "_pytest._argcomplete",
+    "pdb",
+    "tomllib",
+    "torch.fx.experimental.symbolic_shapes",
+    "triton.compiler.code_generator",
+    "triton.experimental.gluon",
+    "triton.language.extra.libdevice",
+)
 
 
 @contextlib.contextmanager
@@ -103,11 +120,13 @@ def _preload(backend: str) -> dict:
         import triton.language  # noqa: F401
 
         import tutor.child_guard  # noqa: F401
-        import tutor.drill_plugin  # noqa: F401
         import tutor.harness  # noqa: F401
+        import tutor.harness.drill_plugin  # noqa: F401
         import tutor.harness.interpreter  # noqa: F401
         import tutor.pytest_events  # noqa: F401
         from tutor.gpu import nvml_gpus
+
+        _import_lazy_dependencies()
 
         gpus = nvml_gpus()
 
@@ -123,6 +142,17 @@ def _preload(backend: str) -> dict:
         "cuda_started": bool(calls) or torch.cuda.is_initialized(),
         "cuda_calls": calls,
     }
+
+
+def _import_lazy_dependencies() -> None:
+    """Import LAZY_IMPORTS and pytest's default plugins, so that no run imports them again."""
+    from _pytest.config import default_plugins
+
+    for name in (*(f"_pytest.{plugin}" for plugin in default_plugins), *LAZY_IMPORTS):
+        try:
+            importlib.import_module(name)
+        except ImportError:  # tomllib before Python 3.11: a run imports what it needs itself
+            continue
 
 
 def serve(path: str, backend: str, parent: int) -> None:

@@ -1,3 +1,3 @@
 """Every drill's tests run under the tutor's drill plugin (options, backend, `impl` fixture)."""
 
-pytest_plugins = ["tutor.drill_plugin"]
+pytest_plugins = ["tutor.harness.drill_plugin"]

@@ -21,7 +21,16 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from tutor.harness import Backend, DrillFailure, Suspect, Tolerance, expect_close, learner, round_to
+from tutor.harness import (
+    Backend,
+    DrillFailure,
+    Suspect,
+    Tolerance,
+    expect_close,
+    learner,
+    raise_if_edges_unwritten,
+    round_to,
+)
 from tutor.harness import diagnoses as dx
 from tutor.harness.allocations import never_written
 from tutor.harness.inputs import guard_fill, guard_value
@@ -172,53 +181,6 @@ def suspects(a: torch.Tensor, b: torch.Tensor, backend: Backend) -> list[Suspect
     return found
 
 
-def _unwritten_edge(out: torch.Tensor) -> str | None:
-    """How the never-written part of `out` looks when it is its last tile rows or columns.
-
-    A grid that rounds a tile count down leaves whole rows at the bottom and/or whole columns
-    at the right of the output never written, and everything else right.
-    """
-    unwritten = never_written(out.detach())
-    if out.dim() != 2 or not unwritten.any() or unwritten.all():
-        return None
-    full_rows, full_cols = unwritten.all(dim=1), unwritten.all(dim=0)
-    rows_from = int(full_rows.size(0) - full_rows.flip(0).int().cumprod(0).sum())
-    cols_from = int(full_cols.size(0) - full_cols.flip(0).int().cumprod(0).sum())
-    edge = torch.zeros_like(unwritten)
-    edge[rows_from:, :] = True
-    edge[:, cols_from:] = True
-    if not torch.equal(unwritten, edge):
-        return None
-    parts = []
-    if rows_from < out.shape[0]:
-        parts.append(f"rows {rows_from}-{out.shape[0] - 1}")
-    if cols_from < out.shape[1]:
-        parts.append(f"columns {cols_from}-{out.shape[1] - 1}")
-    return " and ".join(parts)
-
-
-def _grid_too_small(
-    failure: DrillFailure, out: object, want: torch.Tensor, tol: Tolerance, what: str
-) -> None:
-    """Raise grid-too-small when `failure` is an output left partly unwritten at its edges."""
-    if failure.diagnosis not in (dx.OUTPUT_UNTOUCHED, dx.MISMATCH):
-        return
-    if not isinstance(out, torch.Tensor) or out.shape != want.shape:
-        return
-    edge = _unwritten_edge(out)
-    if edge is None:
-        return
-    written = ~never_written(out.detach())
-    close = torch.isclose(out.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
-    if not bool(close[written].all()):
-        return
-    raise failure.renamed(
-        dx.GRID_TOO_SMALL,
-        f"{what}'s {edge} were never written, and the rest is right: the grid has too few "
-        "programs for the last tiles (a count that rounds down: use triton.cdiv).",
-    ) from None
-
-
 def _blank(out: torch.Tensor, want: torch.Tensor) -> torch.Tensor:
     """Where c was never written: still the fill value of torch.empty, or 0 from torch.zeros
     where the reference is not 0."""
@@ -351,7 +313,7 @@ def check_matmul(
     except DrillFailure as failure:
         rounded, tol = round_to(want, a.dtype, backend), _tol(a.dtype, k, backend)
         _pid_split(failure, c, rounded, tol, programs)
-        _grid_too_small(failure, c, rounded, tol, "c")
+        raise_if_edges_unwritten(failure, c, rounded, tol, "c")
         if failure.diagnosis in (dx.MISMATCH, dx.NAN_OR_INF, dx.TAIL_WRONG, dx.MISSING_MASK):
             # NaN can also come from a slice's slack read with the wrong strides: layout first.
             _diagnose_layout(impl, backend, a_values, b_values, layout, failure)

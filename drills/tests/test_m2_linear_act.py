@@ -17,9 +17,15 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from tutor.harness import Backend, DrillFailure, Suspect, Tolerance, expect_close, round_to
-from tutor.harness import diagnoses as dx
-from tutor.harness.allocations import never_written
+from tutor.harness import (
+    Backend,
+    DrillFailure,
+    Suspect,
+    Tolerance,
+    expect_close,
+    raise_if_edges_unwritten,
+    round_to,
+)
 from tutor.harness.inputs import guard_value
 
 DRILL = "m2"
@@ -180,59 +186,12 @@ def suspects(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, backend: Backend
     return [Suspect(d, round_to(v.float(), x.dtype, backend), story) for d, v, story in found]
 
 
-def _unwritten_edge(out: torch.Tensor) -> str | None:
-    """How the never-written part of `out` looks when it is its last tile rows or columns.
-
-    A grid that rounds a tile count down leaves whole rows at the bottom and/or whole columns
-    at the right of the output never written, and everything else right.
-    """
-    unwritten = never_written(out.detach())
-    if out.dim() != 2 or not unwritten.any() or unwritten.all():
-        return None
-    full_rows, full_cols = unwritten.all(dim=1), unwritten.all(dim=0)
-    rows_from = int(full_rows.size(0) - full_rows.flip(0).int().cumprod(0).sum())
-    cols_from = int(full_cols.size(0) - full_cols.flip(0).int().cumprod(0).sum())
-    edge = torch.zeros_like(unwritten)
-    edge[rows_from:, :] = True
-    edge[:, cols_from:] = True
-    if not torch.equal(unwritten, edge):
-        return None
-    parts = []
-    if rows_from < out.shape[0]:
-        parts.append(f"rows {rows_from}-{out.shape[0] - 1}")
-    if cols_from < out.shape[1]:
-        parts.append(f"columns {cols_from}-{out.shape[1] - 1}")
-    return " and ".join(parts)
-
-
-def _grid_too_small(
-    failure: DrillFailure, out: object, want: torch.Tensor, tol: Tolerance, what: str
-) -> None:
-    """Raise grid-too-small when `failure` is an output left partly unwritten at its edges."""
-    if failure.diagnosis not in (dx.OUTPUT_UNTOUCHED, dx.MISMATCH):
-        return
-    if not isinstance(out, torch.Tensor) or out.shape != want.shape:
-        return
-    edge = _unwritten_edge(out)
-    if edge is None:
-        return
-    written = ~never_written(out.detach())
-    close = torch.isclose(out.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
-    if not bool(close[written].all()):
-        return
-    raise failure.renamed(
-        dx.GRID_TOO_SMALL,
-        f"{what}'s {edge} were never written, and the rest is right: the grid has too few "
-        "programs for the last tiles (a count that rounds down: use triton.cdiv).",
-    ) from None
-
-
 def _expect_y(y: object, want: torch.Tensor, *, tol: Tolerance, **kwargs) -> None:
     """expect_close on y, with grid-too-small named from the shape of its unwritten part."""
     try:
         expect_close(y, want, what="y", tol=tol, **kwargs)
     except DrillFailure as failure:
-        _grid_too_small(failure, y, want, tol, "y")
+        raise_if_edges_unwritten(failure, y, want, tol, "y")
         raise
 
 

@@ -18,27 +18,19 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_helpers import padding_where_mutant
 from translated import translate_drill
 
 from tutor import cells, i18n
 from tutor.catalogue import load_catalogue
 from tutor.paths import CoursePaths
 
-ROOT = Path(__file__).resolve().parents[2]
-MUTANTS = ROOT / "drills" / "mutants" / "t3"
 TITLE = "Padded lanes enter the variance"  # hints/t3.yaml, diagnosis padding-where
 RUN_LIMIT = 120  # seconds for a CPU run of the T3 tests on a busy machine
 
 pytestmark = pytest.mark.skipif(
     shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
 )
-
-
-def _mutant() -> Path:
-    found = sorted(MUTANTS.glob("padding-where__*.py"))
-    if not found:
-        pytest.skip(f"no padding-where mutant in {MUTANTS}")
-    return found[0]
 
 
 class Terminal:
@@ -148,7 +140,7 @@ def test_a_saved_buggy_kernel_gets_its_diagnosis_on_screen(start_app, terminal_e
     up = terminal.wait_for("watch on", timeout=30)
     terminal.wait_for("CPU interpreter", timeout=5)
     time.sleep(1.0)  # the file watcher starts just after the first frame
-    shutil.copyfile(_mutant(), course.mine("t3_layernorm.py"))
+    shutil.copyfile(padding_where_mutant(course), course.mine("t3_layernorm.py"))
     terminal.wait_for(TITLE, timeout=RUN_LIMIT)
     terminal.wait_for("t3: Failed:", timeout=30)
     terminal.keys("q")
@@ -164,7 +156,8 @@ def test_e_hands_the_terminal_to_the_editor_and_comes_back(
 ):
     editor = tmp_path / "editor.sh"
     # A stand-in for an editor: it writes the buggy kernel into the file it was given.
-    editor.write_text(f"#!/bin/sh\necho EDITOR RAN\ncp '{_mutant()}' \"$1\"\nsleep 0.5\n")
+    mutant = padding_where_mutant(course)
+    editor.write_text(f"#!/bin/sh\necho EDITOR RAN\ncp '{mutant}' \"$1\"\nsleep 0.5\n")
     editor.chmod(0o755)
     terminal = start_app({"EDITOR": str(editor)})
     terminal.wait_for("watch on", timeout=30)
@@ -179,7 +172,7 @@ def test_e_hands_the_terminal_to_the_editor_and_comes_back(
     terminal.wait_for("drills/mine/t3_layernorm.py", timeout=30)
     terminal.keys("e")
     terminal.wait_for(TITLE, timeout=RUN_LIMIT)  # back in the app, the watched save ran
-    assert course.mine("t3_layernorm.py").read_text() == _mutant().read_text()
+    assert course.mine("t3_layernorm.py").read_text() == mutant.read_text()
     terminal.keys("q")
     terminal.wait_for("EXITED 0", timeout=30)
 
@@ -242,7 +235,7 @@ def test_at_80x24_the_mistake_footer_and_newest_hint_fit(start_app, course):
     terminal = start_app(size=(80, 24))
     terminal.wait_for("watch on", timeout=30)
     time.sleep(1.0)
-    shutil.copyfile(_mutant(), course.mine("t3_layernorm.py"))
+    shutil.copyfile(padding_where_mutant(course), course.mine("t3_layernorm.py"))
     terminal.wait_for("t3: Failed:", timeout=RUN_LIMIT)
     screen = terminal.screen().splitlines()
     assert any(TITLE in line for line in screen), "\n".join(screen)  # the title on one line
@@ -259,7 +252,7 @@ def test_tab_and_f_fill_the_terminal_with_the_hint_then_the_run(start_app, cours
     terminal = start_app(size=size)
     terminal.wait_for("watch on", timeout=30)
     time.sleep(1.0)
-    shutil.copyfile(_mutant(), course.mine("t3_layernorm.py"))
+    shutil.copyfile(padding_where_mutant(course), course.mine("t3_layernorm.py"))
     terminal.wait_for("t3: Failed:", timeout=RUN_LIMIT)
     terminal.keys(
         "Tab", "Tab", "Tab", "Tab", "f"
@@ -293,7 +286,7 @@ def test_in_chinese_at_80x24_the_mistake_and_keys_read_and_l_switches(start_app,
     terminal.wait_for("监视：开", timeout=30)
     terminal.wait_for("CPU 解释器", timeout=5)
     time.sleep(1.0)
-    shutil.copyfile(_mutant(), course.mine("t3_layernorm.py"))
+    shutil.copyfile(padding_where_mutant(course), course.mine("t3_layernorm.py"))
     terminal.wait_for("t3: 失败：", timeout=RUN_LIMIT)
     screen = terminal.screen().splitlines()
     assert any("中文标题 padding-where" in line for line in screen), "\n".join(screen)

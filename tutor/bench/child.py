@@ -23,14 +23,11 @@ runs without a GPU: on the CPU it writes a report whose status is `no-gpu` and e
 from __future__ import annotations
 
 import argparse
-import functools
 import importlib.util
-import inspect
 import json
 import math
 import os
 import platform
-import statistics
 import sys
 import tempfile
 import time
@@ -39,6 +36,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tutor.bench.timing import (
+    GRAPH_CALLS,
+    _copy_gbps,
+    _cuda_healthy,
+    _do_bench_flushes,
+    _empty_launch_us,
+    _matmul_tflops,
+    graph_us,
+    median_ms,
+)
 from tutor.states import BenchStatus
 
 IMPLS = ("mine", "reference", "eager")  # timed in this process, in this order, per case
@@ -52,12 +59,7 @@ SHOWN = {
 }
 ANCHOR_SCHEMA = 2  # 2: the bf16 matmul rate joined the copy bandwidth and the empty launch
 ANCHORS = ("copy_gbps", "launch_us", "launch_graph_us", "matmul_tflops")
-MATMUL_SIZE = 8192  # the matmul anchor: bf16 [8192, 8192] @ [8192, 8192], random values
-COPY_BYTES = 2 * 2**30  # the copy anchor: a 2 GiB tensor copied to another
 L2_FALLBACK_BYTES = 60 * 2**20  # an H200's L2, for a torch that does not report it
-GRAPH_CALLS = 200  # kernel calls captured in one CUDA graph
-GRAPH_REPLAYS = 11  # replays timed; the median is kept
-WARMUP_MS, REP_MS = 25, 100  # do_bench's own defaults, spelled out
 DEVICE = "cuda"
 
 
@@ -299,74 +301,6 @@ def _load(path: Path, functions: tuple[str, ...], report: dict[str, Any], role: 
     return module
 
 
-# ---- timing -------------------------------------------------------------------------------------
-
-
-def _do_bench_flushes() -> bool:
-    from triton import testing
-
-    try:
-        source = inspect.getsource(testing.do_bench)
-    except (OSError, TypeError):
-        return False
-    return "clear_cache" in source or "zero_()" in source
-
-
-def median_ms(fn: Callable[[], Any]) -> float:
-    """do_bench's median in ms, on triton 3.x (return_mode) or an older one (quantiles)."""
-    from triton.testing import do_bench
-
-    if "return_mode" in inspect.signature(do_bench).parameters:
-        return float(do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, return_mode="median"))
-    result = do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, quantiles=[0.5])
-    return float(result[0] if isinstance(result, (list, tuple)) else result)
-
-
-def graph_us(
-    call: Callable[[int], Any], calls: int = GRAPH_CALLS, replays: int = GRAPH_REPLAYS
-) -> float:
-    """GPU time per call: `calls` calls captured in one CUDA graph, replayed, median / calls.
-
-    `call(k)` makes the k-th call (it picks its own input set, so inputs can rotate).
-    """
-    import torch
-
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up on a side stream, as capture asks
-        for k in range(3):
-            call(k)
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for k in range(calls):
-            call(k)
-    graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(replays):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1000.0 / calls)
-    del graph
-    return statistics.median(times)
-
-
-def _cuda_healthy() -> bool:
-    import torch
-
-    try:
-        torch.cuda.synchronize()
-        return True
-    except Exception:  # noqa: BLE001 - a sticky CUDA error makes every later call fail
-        return False
-
-
 # ---- anchors: copy bandwidth and an empty launch, once per card ---------------------------------
 
 
@@ -415,66 +349,6 @@ def _anchors(cache_file: Path, report: dict[str, Any], remeasure: bool) -> dict[
         except OSError as exc:
             report["notes"].append(f"could not cache the anchors in {cache_file}: {exc}")
     return found
-
-
-def _matmul_tflops() -> float:
-    """The card's dense bf16 matmul rate through torch (cuBLAS), on random values: the ceiling
-    the M track's TFLOP/s are a share of."""
-    import torch
-
-    a = torch.randn(MATMUL_SIZE, MATMUL_SIZE, device="cuda", dtype=torch.bfloat16)
-    b = torch.randn_like(a)
-    ms = median_ms(lambda: a @ b)
-    return 2 * MATMUL_SIZE**3 / (ms * 1e-3) / 1e12
-
-
-def _copy_gbps() -> float:
-    import torch
-
-    size = COPY_BYTES
-    while True:
-        try:
-            src = torch.empty(size, dtype=torch.uint8, device="cuda").random_(0, 256)
-            dst = torch.empty_like(src)
-            break
-        except torch.cuda.OutOfMemoryError:
-            if size <= 2**28:
-                raise
-            size //= 2
-            torch.cuda.empty_cache()
-    ms = median_ms(lambda: dst.copy_(src))
-    return 2 * size / (ms * 1e-3) / 1e9
-
-
-def _empty_launch_us() -> tuple[float, float | None]:
-    import torch
-
-    buffer = torch.zeros(1, device="cuda")
-    kernel = _empty_kernel()
-    launch = lambda: kernel[(1,)](buffer)
-    launch()
-    torch.cuda.synchronize()
-    do_bench_us = median_ms(launch) * 1000.0
-    try:
-        replay_us = graph_us(lambda k: launch())
-    except Exception:  # noqa: BLE001 - the do_bench number is the one the targets use
-        replay_us = None
-    return do_bench_us, replay_us
-
-
-@functools.cache
-def _empty_kernel():
-    """A kernel that does nothing, defined on first use so importing this module needs no triton."""
-    import triton
-
-    @triton.jit
-    def _empty(x_ptr):
-        pass
-
-    return _empty
-
-
-# ---- one case -----------------------------------------------------------------------------------
 
 
 def _bench_case(

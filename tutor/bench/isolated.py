@@ -65,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
 def _measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
     import torch
 
-    from tutor.bench.child import graph_us, median_ms
     from tutor.bench.recipe import IN_PLACE_SETS, clone_inputs, load_recipes, max_excess
+    from tutor.bench.timing import graph_us, median_ms
 
     if not torch.cuda.is_available():
         raise RuntimeError("torch sees no GPU")

@@ -6,6 +6,8 @@
   reference and, on a mismatch, with `Suspect`s (what each known mistake would produce), then
   with the generic patterns; fails with a `DrillFailure` that carries the diagnosis id.
 - `expect_unchanged(after, before, what=)`: memory around a buffer must be as the test left it.
+- `raise_if_edges_unwritten(failure, out, want, tol, what)`: a failed 2-D output whose last
+  tile rows or columns were never written, the rest right, is renamed `grid-too-small`.
 - `guarded(values)`, `row_sliced(values, slack)`, `padded_tail(n, block, shape, device)`: inputs
   that make mistakes visible (NaN around the data, rows further apart than N).
 - `round_to(values, dtype, backend)`: an fp32 reference rounded as the backend's `.to()` rounds.
@@ -14,7 +16,7 @@
   core torch operation, is `torch-fallback`).
 
 The fixtures `impl` (the learner's module, its functions observed), `backend` and `device` come
-from the `tutor.drill_plugin` pytest plugin that drills/tests/conftest.py names.
+from the `tutor.harness.drill_plugin` pytest plugin that drills/tests/conftest.py names.
 """
 
 from tutor import diagnoses
@@ -24,6 +26,7 @@ from tutor.harness.checks import (
     Tolerance,
     expect_close,
     expect_unchanged,
+    raise_if_edges_unwritten,
     where_wrong,
 )
 from tutor.harness.failures import DrillFailure
@@ -46,6 +49,7 @@ __all__ = [
     "guarded",
     "observe",
     "padded_tail",
+    "raise_if_edges_unwritten",
     "round_to",
     "row_sliced",
     "row_sliced_buffer",

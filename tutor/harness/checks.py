@@ -289,6 +289,55 @@ def _unlaunched_along_one_axis(mask: torch.Tensor) -> tuple[int, int] | None:
     return None
 
 
+def unwritten_edge(out: torch.Tensor) -> str | None:
+    """How the never-written part of a 2-D `out` looks when it is its last rows or columns
+    ("rows 96-99", "rows 96-99 and columns 40-47"); None when it is anything else.
+
+    A 2-D grid that rounds a tile count down leaves whole rows at the bottom and/or whole
+    columns at the right of the output never written, and everything else right.
+    """
+    unwritten = never_written(out.detach())
+    if out.dim() != 2 or not unwritten.any() or unwritten.all():
+        return None
+    full_rows, full_cols = unwritten.all(dim=1), unwritten.all(dim=0)
+    rows_from = int(full_rows.size(0) - full_rows.flip(0).int().cumprod(0).sum())
+    cols_from = int(full_cols.size(0) - full_cols.flip(0).int().cumprod(0).sum())
+    edge = torch.zeros_like(unwritten)
+    edge[rows_from:, :] = True
+    edge[:, cols_from:] = True
+    if not torch.equal(unwritten, edge):
+        return None
+    parts = []
+    if rows_from < out.shape[0]:
+        parts.append(f"rows {rows_from}-{out.shape[0] - 1}")
+    if cols_from < out.shape[1]:
+        parts.append(f"columns {cols_from}-{out.shape[1] - 1}")
+    return " and ".join(parts)
+
+
+def raise_if_edges_unwritten(
+    failure: DrillFailure, out: object, want: torch.Tensor, tol: Tolerance, what: str
+) -> None:
+    """Raise `failure` renamed grid-too-small when it is a 2-D output whose last tile rows or
+    columns were never written while the rest is right (a tiled grid that rounds down)."""
+    if failure.diagnosis not in (dx.OUTPUT_UNTOUCHED, dx.MISMATCH):
+        return
+    if not isinstance(out, torch.Tensor) or out.shape != want.shape:
+        return
+    edge = unwritten_edge(out)
+    if edge is None:
+        return
+    written = ~never_written(out.detach())
+    close = torch.isclose(out.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
+    if not bool(close[written].all()):
+        return
+    raise failure.renamed(
+        dx.GRID_TOO_SMALL,
+        f"{what}'s {edge} were never written, and the rest is right: the grid has too few "
+        "programs for the last tiles (a count that rounds down: use triton.cdiv).",
+    ) from None
+
+
 def expect_unchanged(after: torch.Tensor, before: torch.Tensor, *, what: str) -> None:
     """Guard memory around a tensor must be as the test left it: else a store had no mask."""
     if torch.equal(after.isnan(), before.isnan()) and torch.equal(

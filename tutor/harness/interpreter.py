@@ -275,38 +275,102 @@ def _patch_globals_per_launch(interp: Any) -> None:
             module = sys.modules.get(module_name)
             if module is None:
                 continue
-            for name, value in list(vars(module).items()):
-                if name.startswith("_") or getattr(value, "__module__", None) != module_name:
-                    continue
-                replacement = _replacement(value, interp)
-                if replacement is not None:
-                    scope.set_attr(module, name, replacement)
+            for name, replacement in _module_replacements(module, interp):
+                scope.set_attr(module, name, replacement)
         return scope
 
     interp._patch_lang = patch_lang
 
 
-# 6. bf16 tl.dot -----------------------------------------------------------------------------
-#
-# The interpreter keeps bf16 tiles as raw 16-bit integers and hands them to numpy.matmul as
-# such: a bf16 tl.dot gives nonsense even in a correct kernel. Converting both tiles to fp32
-# first is exact (every bf16 is an fp32) and is what the GPU computes: exact products summed in
-# fp32. (Found writing drill m1; the drill tests carried this as a fixture before.)
+# A libdevice module's replacements, worked out on its first launch: its functions never change,
+# and going through its few hundred members at every launch (and at every call of a jit helper
+# such as tl.sum's) took a tenth of a kernel's time in the interpreter. The first launch sees
+# the module unpatched, so every member is found.
+_replacements_of: dict[str, list[tuple[str, Callable[..., Any]]]] = {}
 
 
-def _patch_bf16_dot(interp: Any) -> None:
+def _module_replacements(module: Any, interp: Any) -> list[tuple[str, Callable[..., Any]]]:
+    known = _replacements_of.get(module.__name__)
+    if known is None:
+        known = []
+        for name, value in list(vars(module).items()):
+            if name.startswith("_") or getattr(value, "__module__", None) != module.__name__:
+                continue
+            replacement = _replacement(value, interp)
+            if replacement is not None:
+                known.append((name, replacement))
+        _replacements_of[module.__name__] = known
+    return known
+
+
+# 4. Loop variables --------------------------------------------------------------------------
+
+_launches = 0  # kernels running now (a launch inside a launch is not possible, but be exact)
+_INT32 = (-(2**31), 2**31 - 1)
+
+
+def _bound(value: Any) -> tuple[int, bool]:
+    """A loop bound as an int, and whether it is an int64 value (a wide loop variable)."""
     import triton.language as tl
 
-    original = interp.InterpreterBuilder.create_dot
+    if isinstance(value, tl.constexpr):
+        value = value.value
+    if isinstance(value, tl.tensor):
+        return int(value.handle.data.squeeze()), value.dtype in (tl.int64, tl.uint64)
+    return int(value), False
 
-    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
-        if a.dtype.scalar == tl.bfloat16:
-            a = self.cast_impl(a, tl.float32)
-        if b.dtype.scalar == tl.bfloat16:
-            b = self.cast_impl(b, tl.float32)
-        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
 
-    interp.InterpreterBuilder.create_dot = create_dot
+def scalar_range(arg1: Any, arg2: Any = None, step: Any = None, **options: Any) -> Any:
+    """`range` / `tl.range` whose values are int32 (or int64) scalars, as on the GPU.
+
+    Outside a launch it is Python's range. `options` (num_stages, loop_unroll_factor, ...)
+    only tune the GPU's code.
+    """
+    start, end = (0, arg1) if arg2 is None else (arg1, arg2)
+    bounds = [_bound(v) for v in (start, end, 1 if step is None else step)]
+    python_range = range(*(b for b, _ in bounds))
+    if _launches == 0:
+        return python_range
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter as interp
+
+    wide = any(w for _, w in bounds) or not all(_INT32[0] <= b <= _INT32[1] for b, _ in bounds)
+    dtype, np_dtype = (tl.int64, np.int64) if wide else (tl.int32, np.int32)
+    return (
+        tl.tensor(interp.TensorHandle(np.array([i], dtype=np_dtype), dtype), dtype)
+        for i in python_range
+    )
+
+
+def _patch_loop_variables(interp: Any) -> None:
+    import triton.language as tl
+
+    original_call = interp.GridExecutor.__call__
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        global _launches
+        _launches += 1
+        try:
+            return original_call(self, *args, **kwargs)
+        finally:
+            _launches -= 1
+
+    interp.GridExecutor.__call__ = call
+    original_patch_lang = interp._patch_lang
+
+    def patch_lang(fn: Any) -> Any:
+        scope = original_patch_lang(fn)
+        namespace = fn.__globals__
+        learners = not str(namespace.get("__name__", "")).startswith("triton.")
+        if learners and "range" not in namespace:  # a `range` of the learner's own stays
+            scope.set_attr(_Globals(namespace), "range", scalar_range)
+        # Every _patch_lang (tl.sum's helpers too) binds tl.range anew: bind it after it.
+        for lang in (tl, tl.core):
+            scope.set_attr(lang, "range", scalar_range)
+        return scope
+
+    interp._patch_lang = patch_lang
 
 
 # 5. Plain globals --------------------------------------------------------------------------
@@ -418,74 +482,27 @@ def _patch_global_reads(interp: Any) -> None:
     interp._patch_lang = patch_lang
 
 
-# 4. Loop variables --------------------------------------------------------------------------
+# 6. bf16 tl.dot -----------------------------------------------------------------------------
+#
+# The interpreter keeps bf16 tiles as raw 16-bit integers and hands them to numpy.matmul as
+# such: a bf16 tl.dot gives nonsense even in a correct kernel. Converting both tiles to fp32
+# first is exact (every bf16 is an fp32) and is what the GPU computes: exact products summed in
+# fp32. (Found writing drill m1; the drill tests carried this as a fixture before.)
 
-_launches = 0  # kernels running now (a launch inside a launch is not possible, but be exact)
-_INT32 = (-(2**31), 2**31 - 1)
 
-
-def _bound(value: Any) -> tuple[int, bool]:
-    """A loop bound as an int, and whether it is an int64 value (a wide loop variable)."""
+def _patch_bf16_dot(interp: Any) -> None:
     import triton.language as tl
 
-    if isinstance(value, tl.constexpr):
-        value = value.value
-    if isinstance(value, tl.tensor):
-        return int(value.handle.data.squeeze()), value.dtype in (tl.int64, tl.uint64)
-    return int(value), False
+    original = interp.InterpreterBuilder.create_dot
 
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        if a.dtype.scalar == tl.bfloat16:
+            a = self.cast_impl(a, tl.float32)
+        if b.dtype.scalar == tl.bfloat16:
+            b = self.cast_impl(b, tl.float32)
+        return original(self, a, b, d, input_precision, max_num_imprecise_acc)
 
-def scalar_range(arg1: Any, arg2: Any = None, step: Any = None, **options: Any) -> Any:
-    """`range` / `tl.range` whose values are int32 (or int64) scalars, as on the GPU.
-
-    Outside a launch it is Python's range. `options` (num_stages, loop_unroll_factor, ...)
-    only tune the GPU's code.
-    """
-    start, end = (0, arg1) if arg2 is None else (arg1, arg2)
-    bounds = [_bound(v) for v in (start, end, 1 if step is None else step)]
-    python_range = range(*(b for b, _ in bounds))
-    if _launches == 0:
-        return python_range
-    import numpy as np
-    import triton.language as tl
-    from triton.runtime import interpreter as interp
-
-    wide = any(w for _, w in bounds) or not all(_INT32[0] <= b <= _INT32[1] for b, _ in bounds)
-    dtype, np_dtype = (tl.int64, np.int64) if wide else (tl.int32, np.int32)
-    return (
-        tl.tensor(interp.TensorHandle(np.array([i], dtype=np_dtype), dtype), dtype)
-        for i in python_range
-    )
-
-
-def _patch_loop_variables(interp: Any) -> None:
-    import triton.language as tl
-
-    original_call = interp.GridExecutor.__call__
-
-    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        global _launches
-        _launches += 1
-        try:
-            return original_call(self, *args, **kwargs)
-        finally:
-            _launches -= 1
-
-    interp.GridExecutor.__call__ = call
-    original_patch_lang = interp._patch_lang
-
-    def patch_lang(fn: Any) -> Any:
-        scope = original_patch_lang(fn)
-        namespace = fn.__globals__
-        learners = not str(namespace.get("__name__", "")).startswith("triton.")
-        if learners and "range" not in namespace:  # a `range` of the learner's own stays
-            scope.set_attr(_Globals(namespace), "range", scalar_range)
-        # Every _patch_lang (tl.sum's helpers too) binds tl.range anew: bind it after it.
-        for lang in (tl, tl.core):
-            scope.set_attr(lang, "range", scalar_range)
-        return scope
-
-    interp._patch_lang = patch_lang
+    interp.InterpreterBuilder.create_dot = create_dot
 
 
 def is_limit(exc: BaseException) -> str | None:

@@ -1,0 +1,410 @@
+"""`tutor dev check`: the course proves itself, drill by drill, as rustlings' `dev check` does.
+
+For each drill (all playable ones by default):
+
+- content: every mistake the drill declares has a hint ladder of three stages (nudge, pointer,
+  fix) and at least two known-buggy kernels in drills/mutants/<id>/; every ladder in the drill's
+  hints file and every mutant is named after a declared or a generic diagnosis; the files the
+  catalogue derives (starter, solution, tests, lesson, hints, bench recipe) exist;
+- translations (tutor.translation_check): each language the drill lists has its lesson and
+  hints, fresh (made from the English as it is now), with ladders the English's shape;
+- one-idea mutants kept as patches still apply to the solution, or to the correct variant their
+  `base:` line names (tutor.dev.patches); a whole-file buggy mutant within two lines of code of the
+  solution or a correct variant is refused: it is one idea, and belongs in a patch;
+- behaviour, by running the drill's tests on each file: the untouched starter fails as
+  `not-started` in every test, the solution passes with no diagnosis, every
+  `<diagnosis>__<variant>.py` gets `<diagnosis>` first, every `correct__<variant>.py` passes;
+- the perf coach: every `perf-<perf diagnosis>__<variant>.py` (a correct but slow kernel)
+  passes the tests like a correct variant, names a perf diagnosis the coach knows (one every
+  drill shares, tutor.bench.rules.PERF_IDS, or one the drill declares under `perf:`) with a
+  ladder; every drill with bench shapes has one, every shared perf diagnosis has two across the
+  course. On a GPU (`check_perf`, `tutor dev check --gpu`) each is benched at its case (a
+  `bench-case: N[,M]` line, else the drill's first) and must get its perf diagnosis first, and
+  the solution must get none there.
+
+The same targets and the same judgement serve tests/test_drills.py and scripts/gpu_report.py,
+so "the course is proven" means one thing everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from tutor import diagnoses as dx
+from tutor import translation_check
+from tutor.catalogue import Catalogue, Drill
+from tutor.dev import patches
+from tutor.hints import HintBook, HintFileError, drill_ladders
+from tutor.results import RunResult
+from tutor.runner import Runner
+from tutor.states import RunStatus
+
+CORRECT = "correct"  # mutants named correct__<variant>.py must pass clean
+PERF = "perf-"  # perf-<perf diagnosis>__<variant>.py: correct, and slow for that reason
+NO_PERF_DIAGNOSIS = "none"  # what the solution must get from the perf coach
+STARTER = "starter"
+SOLUTION = "solution"
+MIN_MUTANTS = 2
+STAGES = 3
+
+
+@dataclass(frozen=True)
+class Target:
+    """One file to run through a drill's tests, and what must come of it."""
+
+    drill: str
+    name: str  # "starter", "solution" or the mutant's file name
+    path: Path  # the file the tests load (for a .patch mutant, the file built from it)
+    expect: str  # "pass", "not-started", or the diagnosis that must come first
+    stale: str = ""  # for a .patch mutant that no longer applies to its base: why
+
+    @property
+    def label(self) -> str:
+        return f"{self.drill}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The verdict on one target or one content rule."""
+
+    drill: str
+    subject: str  # a file name, or the rule that was checked
+    ok: bool
+    message: str
+
+    def line(self) -> str:
+        return f"{'✓' if self.ok else '✗'} {self.drill}/{self.subject}: {self.message}"
+
+
+def expectation_of(mutant: Path) -> str:
+    """`padding-where__no-where.py` -> "padding-where"; `correct__x.py` and the slow but correct
+    `perf-spills__x.py` -> "pass"."""
+    diagnosis = mutant.stem.partition("__")[0]
+    return "pass" if diagnosis == CORRECT or diagnosis.startswith(PERF) else diagnosis
+
+
+def perf_expectation(mutant: Path) -> str | None:
+    """`perf-spills__huge-block.py` -> "spills"; None for a file that is not a perf mutant."""
+    diagnosis = mutant.stem.partition("__")[0]
+    return diagnosis.removeprefix(PERF) if diagnosis.startswith(PERF) else None
+
+
+def mutants_of(catalogue: Catalogue, drill_id: str) -> list[Path]:
+    """Whole-file mutants (`*.py`) and one-idea mutants kept as patches (`*.patch`)."""
+    folder = catalogue.paths.mutants(drill_id)
+    if not folder.is_dir():
+        return []
+    return sorted([*folder.glob("*__*.py"), *folder.glob("*__*.patch")])
+
+
+def targets(catalogue: Catalogue, drill: Drill, *, starter: bool = True) -> list[Target]:
+    """The solution, the starter and every mutant of `drill`, each with its expectation.
+
+    Patch mutants are built from the current solution into .tutor/mutants/<drill>/.
+    """
+    paths = catalogue.paths
+    found = [Target(drill.id, SOLUTION, paths.solution(drill.file), "pass")]
+    if starter:
+        found.append(Target(drill.id, STARTER, paths.starter(drill.file), dx.NOT_WRITTEN))
+    for path in mutants_of(catalogue, drill.id):
+        if path.suffix == ".patch":
+            built, stale = _build_patch_mutant(catalogue, drill, path)
+            found.append(Target(drill.id, path.name, built, expectation_of(path), stale))
+        else:
+            found.append(Target(drill.id, path.name, path, expectation_of(path)))
+    return found
+
+
+def _build_patch_mutant(catalogue: Catalogue, drill: Drill, patch: Path) -> tuple[Path, str]:
+    """Write the patch's base with `patch` applied; returns (that file, why it failed or "").
+
+    The base is the solution, or the correct variant that a `base:` line of the patch names.
+    """
+    built = catalogue.paths.built_mutants / drill.id / f"{patch.stem}.py"
+    try:
+        text = patch.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return built, f"{patch.name} cannot be read: {exc}"
+    base_name = patches.base(text)
+    if base_name is None:
+        base, what = catalogue.paths.solution(drill.file), "the solution"
+    else:
+        base, what = patch.parent / base_name, base_name
+        if not _is_correct_variant(base, patch.parent):
+            return built, (
+                f"{patch.name} names base {base_name}, which is not a {CORRECT}__<variant>.py "
+                f"file in {patch.parent}"
+            )
+    try:
+        mutant = patches.apply(base.read_text(encoding="utf-8"), text, what)
+    except (OSError, UnicodeDecodeError, patches.PatchError) as exc:
+        return built, f"{patch.name} no longer applies to {what}: {exc}"
+    catalogue.paths.writable(built).parent.mkdir(parents=True, exist_ok=True)
+    built.write_text(mutant, encoding="utf-8")
+    return built, ""
+
+
+def _is_correct_variant(path: Path, folder: Path) -> bool:
+    """A whole-file correct variant directly in `folder`: the only files a patch may build on
+    (they are proven to pass, so the patch's edit is the mutant's one mistake)."""
+    return (
+        path.parent == folder
+        and path.name.startswith(f"{CORRECT}__")
+        and path.suffix == ".py"
+        and path.is_file()
+        and not path.is_symlink()
+    )
+
+
+def judge(target: Target, result: RunResult | None) -> Finding:
+    """Whether `result`, the run of `target`'s file, is what the target must give."""
+    if target.stale or result is None:
+        return Finding(target.drill, target.name, False, target.stale or "not run")
+    first = result.diagnoses[0] if result.diagnoses else None
+    got = "pass" if result.passed else (first or result.status)
+    if target.expect == "pass":
+        ok = result.passed and not result.diagnoses
+    elif target.expect == dx.NOT_WRITTEN:
+        ok = (
+            result.status == RunStatus.FAILED
+            and result.diagnoses == [dx.NOT_WRITTEN]
+            and all(t.failed for t in result.tests)
+        )
+    else:
+        ok = result.status in (RunStatus.FAILED, RunStatus.CRASHED) and first == target.expect
+    if ok:
+        return Finding(target.drill, target.name, True, f"{got}, as it must")
+    failed = [t for t in result.tests if t.failed]
+    why = failed[0].message if failed else result.message
+    detail = f" ({failed[0].name}: {why})" if failed else (f" ({why})" if why else "")
+    return Finding(
+        target.drill, target.name, False, f"must give {target.expect}, gave {got}{detail}"[:600]
+    )
+
+
+def content_findings(catalogue: Catalogue, drill: Drill) -> list[Finding]:
+    """The rules that need no run: files present, ladders, mutants, names."""
+    paths = catalogue.paths
+    found: list[Finding] = []
+
+    def rule(subject: str, ok: bool, message: str) -> None:
+        found.append(Finding(drill.id, subject, ok, message))
+
+    required = {
+        "starter file": paths.starter(drill.file),
+        "solution file": paths.solution(drill.file),
+        "test file": paths.test_file(drill.file),
+        "lesson": paths.lesson(drill.id),
+        "hints": paths.hints(drill.id),
+    }
+    if drill.bench:
+        required["bench recipe"] = paths.bench_recipe(drill.id)
+    for what, path in required.items():
+        shown = path.relative_to(paths.root) if path.is_relative_to(paths.root) else path
+        rule(what, path.is_file(), f"{shown} {'exists' if path.is_file() else 'is missing'}")
+    for subject, ok, message in translation_check.drill_findings(catalogue, drill):
+        rule(subject, ok, message)
+    try:
+        own = drill_ladders(paths.hints_dir, drill.id)
+        book = HintBook(paths.hints_dir, drill.id)
+    except HintFileError as exc:
+        rule("hints", False, str(exc))
+        return found
+    mutants = mutants_of(catalogue, drill.id)
+    for mistake in drill.mistakes:
+        ladder = own.get(mistake.id)
+        stages = len(ladder.stages) if ladder else 0
+        rule(
+            f"{mistake.id} ladder",
+            stages == STAGES,
+            f"hints/{drill.id}.yaml has {stages} stages for it (nudge, pointer, fix: {STAGES})",
+        )
+        kernels = [m for m in mutants if expectation_of(m) == mistake.id]
+        rule(
+            f"{mistake.id} mutants",
+            len(kernels) >= MIN_MUTANTS,
+            f"{len(kernels)} known-buggy kernels (at least {MIN_MUTANTS}, written differently)",
+        )
+    declared = set(drill.mistake_ids) | {lever.id for lever in drill.perf}
+    for diagnosis in own:
+        if diagnosis not in declared and diagnosis not in dx.GENERIC_RANKS:
+            rule(
+                f"{diagnosis} ladder",
+                False,
+                f"hints/{drill.id}.yaml has a ladder for '{diagnosis}', which the drill does "
+                "not declare in drills.yaml and which is not a generic diagnosis",
+            )
+    found += _perf_content(drill, mutants, book)
+    found += _near_copies(catalogue, drill, mutants)
+    for mutant in mutants:
+        expected = expectation_of(mutant)
+        if expected != "pass" and expected not in declared and expected not in dx.GENERIC_RANKS:
+            rule(
+                mutant.name,
+                False,
+                f"'{expected}' is neither declared in drills.yaml for {drill.id} nor generic",
+            )
+        elif expected != "pass" and book.ladders.get(expected) is None:
+            rule(mutant.name, False, f"no hint ladder for '{expected}'")
+    return found
+
+
+def _near_copies(catalogue: Catalogue, drill: Drill, mutants: list[Path]) -> list[Finding]:
+    """A whole-file buggy mutant that differs from the solution or a correct variant by at most
+    patches.NEAR_COPY_LINES lines of code: a copy that drifts from its original unseen, where
+    a patch on that original would follow it."""
+    solution = catalogue.paths.solution(drill.file)
+    bases = [(solution, f"the solution {solution.name}")] + [
+        (m, m.name) for m in mutants if _is_correct_variant(m, m.parent)
+    ]
+    texts = {path: _read(path) for path, _ in bases}
+    found = []
+    for mutant in mutants:
+        if mutant.suffix != ".py" or mutant.name.startswith(f"{CORRECT}__"):
+            continue
+        text = _read(mutant)
+        for base, shown in bases:
+            if text is None or texts[base] is None:
+                continue
+            apart = patches.code_lines_apart(texts[base], text)
+            if apart is None or apart > patches.NEAR_COPY_LINES:
+                continue
+            where = "" if base == solution else f", its description saying `base: {base.name}`"
+            lines = f"{apart} line{'' if apart == 1 else 's'} of code"
+            found.append(
+                Finding(
+                    drill.id,
+                    mutant.name,
+                    False,
+                    f"{mutant.name} differs from {shown} by {lines}: one idea, "
+                    f"so keep it as {mutant.stem}.patch made on {base.name} "
+                    f"(tutor.dev.patches.make){where}",
+                )
+            )
+            break
+    return found
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _perf_content(drill: Drill, mutants: list[Path], book: HintBook) -> list[Finding]:
+    """A drill's perf mutants: each names a perf diagnosis the coach knows, with a ladder; a
+    drill with bench shapes has one; each of the drill's own perf diagnoses has two."""
+    from tutor.bench.rules import PERF_IDS
+
+    found = []
+    slow = [(m, perf_expectation(m)) for m in mutants if perf_expectation(m)]
+    own = {m.id for m in drill.perf}
+    for mutant, expected in slow:
+        if expected not in PERF_IDS and expected not in own:
+            found.append(
+                Finding(
+                    drill.id,
+                    mutant.name,
+                    False,
+                    f"'{expected}' is neither a perf diagnosis every drill shares nor one "
+                    f"{drill.id} declares under 'perf:' in drills.yaml",
+                )
+            )
+        elif book.ladders.get(expected) is None:
+            found.append(Finding(drill.id, mutant.name, False, f"no hint ladder for '{expected}'"))
+    if drill.bench:
+        found.append(
+            Finding(
+                drill.id,
+                "perf mutants",
+                bool(slow),
+                f"{len(slow)} slow but correct kernels (perf-<diagnosis>__<variant>.py; at "
+                "least one)",
+            )
+        )
+    for lever in drill.perf:
+        kernels = [m for m, expected in slow if expected == lever.id]
+        found.append(
+            Finding(
+                drill.id,
+                f"{lever.id} perf mutants",
+                len(kernels) >= MIN_MUTANTS and book.ladders.get(lever.id) is not None,
+                f"{len(kernels)} slow kernels (at least {MIN_MUTANTS}) and "
+                + ("a ladder" if book.ladders.get(lever.id) else "no ladder"),
+            )
+        )
+    return found
+
+
+def perf_course_findings(catalogue: Catalogue) -> list[Finding]:
+    """Across the whole course: two or more slow kernels for each shared perf diagnosis."""
+    from tutor.bench.rules import PERF_IDS
+
+    counts = dict.fromkeys(PERF_IDS, 0)
+    for drill in catalogue.drills:
+        for mutant in mutants_of(catalogue, drill.id):
+            if perf_expectation(mutant) in counts:
+                counts[perf_expectation(mutant)] += 1
+    return [
+        Finding(
+            "course",
+            f"{perf_id} perf mutants",
+            count >= MIN_MUTANTS,
+            f"{count} slow kernels across the course (at least {MIN_MUTANTS})",
+        )
+        for perf_id, count in counts.items()
+    ]
+
+
+def check_course(
+    catalogue: Catalogue,
+    drill_ids: Iterable[str] | None = None,
+    *,
+    runner: Runner | None = None,
+    jobs: int | None = None,
+    on_finding: Callable[[Finding], None] | None = None,
+) -> list[Finding]:
+    """Every content rule and every target's run for the drills asked for (all by default)."""
+    chosen = (
+        [catalogue.drill(d) for d in drill_ids]
+        if drill_ids
+        else [d for d in catalogue.drills if not d.coming]
+    )
+    runner = runner or Runner(catalogue)
+    findings: list[Finding] = []
+
+    def report(finding: Finding) -> None:
+        findings.append(finding)
+        if on_finding is not None:
+            on_finding(finding)
+
+    for drill in chosen:
+        for finding in content_findings(catalogue, drill):
+            report(finding)
+    for subject, ok, message in translation_check.course_findings(catalogue, chosen):
+        report(Finding("course", subject, ok, message))
+    if not drill_ids:
+        for finding in perf_course_findings(catalogue):
+            report(finding)
+    work = [t for drill in chosen for t in targets(catalogue, drill)]
+    workers = jobs or max(1, min(4, os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        runs = [
+            (t, None if t.stale else pool.submit(runner.run, t.drill, str(t.path))) for t in work
+        ]
+        for target, run in runs:
+            report(judge(target, run.result() if run else None))
+    return findings
+
+
+def as_json(findings: list[Finding]) -> dict:
+    return {
+        "ok": all(f.ok for f in findings),
+        "failed": sum(not f.ok for f in findings),
+        "findings": [asdict(f) for f in findings],
+    }

@@ -1,0 +1,146 @@
+"""One-idea mutants kept as unified diffs against their drill's solution.
+
+A known-buggy kernel that differs from the solution by one idea is stored as the diff that
+makes that one change (`drills/mutants/<id>/<diagnosis>__<variant>.patch`), so it follows the
+solution as it evolves; when the solution changes under it, the patch no longer applies and
+`tutor dev check` says so with the line, instead of proving a stale copy. Text before the first
+`---` line is the patch's description. A description line `base: correct__<variant>.py` makes
+the patch apply to that correct variant of the same drill instead of the solution: several
+mistakes written in one alternative style then share that style's file instead of each copying
+it.
+
+Hunks must match exactly (no fuzz): a mutant that cannot be rebuilt faithfully is an error.
+
+`code_lines_apart` measures how far a whole-file mutant is from a file it could be a patch on,
+in lines of code (comments, docstrings and layout do not count): `tutor dev check` asks for a
+patch when a whole file is within NEAR_COPY_LINES of the solution or a correct variant.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import re
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_BASE = re.compile(r"^base:\s*(\S+)\s*$", re.IGNORECASE)
+NEAR_COPY_LINES = 2  # a whole-file mutant this close to a base is one idea: keep it as a patch
+
+
+class PatchError(Exception):
+    """The patch does not apply to the file it was made from; the message says where."""
+
+
+def make(old: str, new: str, name: str, description: str = "") -> str:
+    """The unified diff that turns `old` into `new`, with a description in front."""
+    diff = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=f"a/{name}",
+        tofile=f"b/{name}",
+        n=2,
+    )
+    head = "".join(f"{line}\n" for line in description.strip().splitlines())
+    return head + "".join(line if line.endswith("\n") else line + "\n" for line in diff)
+
+
+def apply(old: str, patch: str, old_name: str = "the solution") -> str:
+    """`old` with every hunk of `patch` applied; PatchError when a hunk does not match.
+
+    `old_name` names `old` in that error ("expects line 7 of <old_name> to be ...").
+    """
+    lines = old.splitlines(keepends=True)
+    out: list[str] = []
+    position = 0  # lines of `old` consumed so far
+    hunks = _hunks(patch)
+    if not hunks:
+        raise PatchError("the patch has no hunks")
+    for start, body, number in hunks:
+        if start - 1 < position:
+            raise PatchError(f"hunk at patch line {number} overlaps the one before it")
+        out.extend(lines[position : start - 1])
+        position = start - 1
+        for kind, text in body:
+            if kind in " -":
+                if position >= len(lines) or lines[position].rstrip("\n") != text:
+                    found = lines[position].rstrip("\n") if position < len(lines) else "<end>"
+                    raise PatchError(
+                        f"hunk at patch line {number} expects line {position + 1} of "
+                        f"{old_name} to be {text!r}, but it is {found!r}"
+                    )
+                position += 1
+            if kind in " +":
+                out.append(text + "\n")
+    out.extend(lines[position:])
+    return "".join(out)
+
+
+def description(patch: str) -> str:
+    """The free text before the diff."""
+    head = []
+    for line in patch.splitlines():
+        if line.startswith("--- "):
+            break
+        head.append(line)
+    return "\n".join(head).strip()
+
+
+def base(patch: str) -> str | None:
+    """The file named by a `base: <file>` line of the description, or None (the solution)."""
+    for line in description(patch).splitlines():
+        match = _BASE.match(line.strip())
+        if match:
+            return match.group(1)
+    return None
+
+
+def _hunks(patch: str) -> list[tuple[int, list[tuple[str, str]], int]]:
+    hunks: list[tuple[int, list[tuple[str, str]], int]] = []
+    body: list[tuple[str, str]] | None = None
+    for number, line in enumerate(patch.splitlines(), start=1):
+        match = _HUNK.match(line)
+        if match:
+            old_start = int(match.group(1))
+            # A hunk that only adds lines at the top says "-0,0": it starts before line 1.
+            body = []
+            hunks.append((old_start if match.group(2) != "0" else old_start + 1, body, number))
+        elif body is not None and line[:1] in (" ", "-", "+"):
+            body.append((line[0], line[1:]))
+        elif body is not None and line == "":
+            body.append((" ", ""))
+        elif body is not None and line.startswith("\\"):
+            continue  # "\ No newline at end of file"
+    return hunks
+
+
+def code_lines_apart(old: str, new: str) -> int | None:
+    """How many lines of code differ between two Python sources, or None if one does not parse.
+
+    Both are compared as `ast.unparse` prints them without docstrings, so comments, docstrings,
+    blank lines and line breaks inside a statement do not count; a changed line counts once.
+    """
+    try:
+        old_lines, new_lines = _code_lines(old), _code_lines(new)
+    except (SyntaxError, ValueError):
+        return None
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    return sum(
+        max(i2 - i1, j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    )
+
+
+def _code_lines(source: str) -> list[str]:
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and _is_docstring(body[0]):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree).splitlines()
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )

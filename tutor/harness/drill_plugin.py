@@ -1,0 +1,144 @@
+"""The pytest plugin every drill's tests run under: options, the backend, and the fixtures.
+
+    pytest drills/tests/test_t3_layernorm.py --impl mine|solutions|PATH [--cpu]
+
+drills/tests/conftest.py names it (`pytest_plugins = ["tutor.harness.drill_plugin"]`), so a
+drill's test module only sets `DRILL = "<id>"` and asks for the fixtures:
+
+- `impl`: the learner's module for that drill, each function observed (tutor.harness.learner);
+  what it must define comes from drills.yaml, or from `--impl-functions` and `--impl-torch-core`
+  (the tutor's runner gives them, having read the catalogue already);
+- `backend`: where kernels run (`.device`, `.is_cpu`); `device`: the torch device string.
+
+The backend is chosen once, in `pytest_configure`, before any test module (or learner file)
+imports triton, so the CPU interpreter can be switched on in time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from tutor import diagnoses as dx
+from tutor import i18n
+from tutor.catalogue import load_catalogue
+from tutor.harness import backend as backend_mod
+from tutor.harness import learner
+from tutor.harness.failures import DrillFailure
+from tutor.harness.inputs import guard_fill
+from tutor.paths import CoursePaths
+
+_BACKEND = pytest.StashKey[backend_mod.Backend]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("tutor drills")
+    group.addoption(
+        "--impl",
+        default="mine",
+        help="the file under test: mine, solutions, starter, or a path (default: mine)",
+    )
+    group.addoption(
+        "--cpu", action="store_true", help="run kernels on the CPU through Triton's interpreter"
+    )
+    # The tutor's runner has read drills.yaml already and says what it holds for the drill;
+    # without these (pytest run by hand) the `impl` fixture reads it.
+    group.addoption(
+        "--impl-functions",
+        metavar="NAME,...",
+        default=None,
+        help="the functions the file under test must define (default: from drills.yaml)",
+    )
+    group.addoption(
+        "--impl-torch-core",
+        metavar="NAME,...",
+        default="",
+        help="with --impl-functions: the torch operations that do the drill's work",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    i18n.activate_from_env()  # the runner passes the learner's language in $TUTOR_LANG
+    config.stash[_BACKEND] = backend_mod.select(force_cpu=config.getoption("--cpu"))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    chosen = config.stash[_BACKEND]
+    return (
+        f"tutor backend: {chosen.name} ({chosen.device_name}); impl: {config.getoption('--impl')}"
+    )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """Check a missing-mask claim made from NaN before it reaches the learner.
+
+    The claim says the NaN came from guard memory next to the inputs. The test runs again with
+    guards of 0: if the same positions are NaN again, the kernel made the NaN itself (inf * 0,
+    0 / 0), and the failure is named `nan-or-inf` instead.
+    """
+    try:
+        return (yield)
+    except DrillFailure as failure:
+        evidence = failure.guard_evidence
+        if failure.diagnosis != dx.MISSING_MASK or evidence is None:
+            raise
+        try:
+            with guard_fill(0.0):
+                item.runtest()
+        except DrillFailure as again:
+            if again.guard_evidence is not None and torch.equal(again.guard_evidence, evidence):
+                raise DrillFailure(
+                    dx.NAN_OR_INF,
+                    failure.message,
+                    f"{int(evidence.sum())} values are NaN or inf where the reference is "
+                    "finite, and they stay NaN when the memory around the inputs holds 0 "
+                    "instead of NaN: the kernel makes them itself (inf - inf, 0 * inf, 0 / 0).",
+                    where=failure.where,
+                    error_map=failure.error_map,
+                    facts=failure.facts,
+                ) from None
+        except Exception:  # noqa: BLE001 - the re-run is evidence only; the claim stands
+            pass
+        raise failure from None
+
+
+def chosen_backend(config: pytest.Config) -> backend_mod.Backend:
+    """The backend `pytest_configure` chose, for other plugins of the same session."""
+    return config.stash[_BACKEND]
+
+
+@pytest.fixture(scope="session")
+def backend(pytestconfig: pytest.Config) -> backend_mod.Backend:
+    """Where kernels run: `backend.device` is the torch device to allocate on."""
+    return chosen_backend(pytestconfig)
+
+
+@pytest.fixture(scope="session")
+def device(backend: backend_mod.Backend) -> str:
+    return backend.device
+
+
+@pytest.fixture(scope="module")
+def impl(request: pytest.FixtureRequest) -> learner.Learner:
+    """The learner's module for the drill named by the test module's DRILL."""
+    # The test module is <course>/drills/tests/test_<file>: its course is the one tested.
+    test_file = Path(request.module.__file__).resolve()
+    paths = CoursePaths(test_file.parents[2])
+    config = request.config
+    functions = config.getoption("--impl-functions")
+    if functions is None:
+        drill = load_catalogue(paths).drill(request.module.DRILL)
+        file, functions, torch_core = drill.file, drill.functions, drill.torch_core
+    else:
+        file = test_file.name.removeprefix("test_")
+        functions = _names(functions)
+        torch_core = _names(config.getoption("--impl-torch-core"))
+    path = paths.resolve_impl(file, config.getoption("--impl"))
+    return learner.load(path, functions, torch_core)
+
+
+def _names(option: str) -> tuple[str, ...]:
+    return tuple(name for name in option.split(",") if name)
