@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tutor.dev import patches  # noqa: E402
 from tutor.catalogue import load_catalogue  # noqa: E402
+from tutor.dev import patches  # noqa: E402
 from tutor.paths import CoursePaths  # noqa: E402
 
 

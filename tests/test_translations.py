@@ -10,8 +10,8 @@ import pytest
 from cli_helpers import tutor
 from translated import LESSON_LINE, translate_drill
 
-from tutor.dev import check as devcheck
 from tutor.catalogue import CatalogueError, load_catalogue
+from tutor.dev import check as devcheck
 from tutor.hints import HintBook
 from tutor.titles import localized
 
