@@ -211,7 +211,7 @@ def _empty(x_ptr):
 
 def time_us(call) -> float:
     """GPU µs per call in CUDA-graph replay, with as many calls per graph as fit ~2 ms."""
-    from tutor.bench.child import graph_us
+    from tutor.bench.timing import graph_us
 
     call()
     torch.cuda.synchronize()
