@@ -7,7 +7,7 @@ import json
 import os
 
 import pytest
-from cli_helpers import tutor
+from cli_helpers import padding_where_mutant, tutor
 from translated import LESSON_LINE, translate_drill
 
 from tutor.catalogue import CatalogueError, load_catalogue
@@ -207,7 +207,7 @@ def test_titles_file_errors_name_the_file_and_line(course):
 
 def test_check_in_chinese_prints_the_diagnosis_title_and_first_hint(course):
     translate_drill(course, "t3")
-    buggy = next(course.mutants("t3").glob("padding-where__*.py"))
+    buggy = padding_where_mutant(course)
     out = tutor(course, "check", "t3", "--impl", str(buggy), "--cpu", "--lang", "zh")
     assert out.returncode == 1, out.stderr
     assert "诊断：中文标题 padding-where（padding-where）" in out.stdout
