@@ -253,3 +253,16 @@ def test_the_same_buggy_file_gets_the_same_diagnoses_on_every_run(catalogue):
     verdicts = [runner.run("t1", str(target.path)) for _ in range(3)]
     seen = {(tuple(r.diagnoses), tuple((t.id, t.diagnosis) for t in r.tests)) for r in verdicts}
     assert len(seen) == 1 and verdicts[0].diagnoses[0] == "grid-too-small"
+
+
+def test_a_built_patch_mutant_is_written_whole_and_not_rewritten_when_unchanged(tmp_path):
+    """Test workers build the same mutants at once: each file is replaced whole, and a file that
+    already holds the text is left alone (a worker running it is never handed a half file)."""
+    target = tmp_path / "m.py"
+    devcheck._write_whole(target, "x = 1\n")
+    first = target.stat().st_ino
+    devcheck._write_whole(target, "x = 1\n")
+    assert target.stat().st_ino == first  # unchanged: not written again
+    devcheck._write_whole(target, "x = 2\n")
+    assert target.read_text() == "x = 2\n" and target.stat().st_ino != first
+    assert [p.name for p in tmp_path.iterdir()] == ["m.py"]  # no temporary file left

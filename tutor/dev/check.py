@@ -144,8 +144,24 @@ def _build_patch_mutant(catalogue: Catalogue, drill: Drill, patch: Path) -> tupl
     except (OSError, UnicodeDecodeError, patches.PatchError) as exc:
         return built, f"{patch.name} no longer applies to {what}: {exc}"
     catalogue.paths.writable(built).parent.mkdir(parents=True, exist_ok=True)
-    built.write_text(mutant, encoding="utf-8")
+    _write_whole(built, mutant)
     return built, ""
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Write `text` to `path` so that a reader sees the old file or the new one, never half.
+
+    Test workers build the same mutants at once (pytest-xdist imports the targets in each), and
+    one may run a file while another writes it: the text goes to a file of its own first.
+    """
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return
+    except (OSError, UnicodeDecodeError):
+        pass
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def _is_correct_variant(path: Path, folder: Path) -> bool:
