@@ -138,6 +138,16 @@ def test_however_the_tutor_ends_no_process_of_its_run_is_left(
         _wait_for(flag)
         assert _run_processes(course.root, mark), "the run's processes should be up by now"
         tutor.send_signal(signum)  # one signal: a first Ctrl-C must be enough
+        # The tutor's own end first, then the run's processes, then its words: a process of
+        # the run left holding the tutor's pipes would otherwise read as a tutor that hung.
+        try:
+            tutor.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            left = [p.info for p in _run_processes(course.root, mark)]
+            pytest.fail(f"the tutor did not end after {signum!r}; the run's processes: {left}")
+        assert _gone_within(lambda: _run_processes(course.root, mark)), [
+            p.info for p in _run_processes(course.root, mark)
+        ]
         _, err = tutor.communicate(timeout=30)
     finally:
         if tutor.poll() is None:
@@ -145,9 +155,6 @@ def test_however_the_tutor_ends_no_process_of_its_run_is_left(
     assert tutor.returncode == code
     if words:
         assert words in err and "Traceback" not in err
-    assert _gone_within(lambda: _run_processes(course.root, mark)), [
-        p.info for p in _run_processes(course.root, mark)
-    ]
 
 
 EATS_MEMORY = """
