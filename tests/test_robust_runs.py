@@ -133,6 +133,9 @@ def test_however_the_tutor_ends_no_process_of_its_run_is_left(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        # Started with Ctrl-C ignored, as a background job of a script is (and as a test
+        # worker's children were after some earlier test): one Ctrl-C must still end it.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
     )
     try:
         _wait_for(flag)

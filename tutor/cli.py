@@ -161,6 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is not None:  # the app handles its own signals (it restores the terminal)
         for signum in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, _stop)
+        # Python keeps Ctrl-C ignored when the process started with it ignored (a parent that
+        # set SIG_IGN, a background job of a script): the first Ctrl-C must still end the run.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return _main(args)
     except KeyboardInterrupt:
