@@ -325,8 +325,7 @@ def run_bench(
         drill_id,
         "solutions",
         verify=False,
-        compile=not args.no_compile
-        and (not args.compile_drills or drill_id in args.compile_drills.split(",")),
+        compile=not args.no_compile and _compiles(args, drill_id),
         timeout=timeout,
         on_progress=lambda line: print(f"    {line}", flush=True),
     )
@@ -339,15 +338,18 @@ def run_bench(
         check_columns(state, catalogue, drill_id, report, deadline, args)
 
 
+def _compiles(args: argparse.Namespace, drill_id: str) -> bool:
+    """Whether `--compile-drills` (all drills when empty) includes this drill's torch.compile."""
+    return not args.compile_drills or drill_id in args.compile_drills.split(",")
+
+
 def warm_compiles(
     state: State, catalogue: Catalogue, drill_ids: list[str], args: argparse.Namespace
 ) -> None:
     """Compile every bench case's torch.compile once (no timing), WARM_WORKERS at a time."""
     from tutor.bench.child import isolated
 
-    drills = [
-        d for d in drill_ids if not args.compile_drills or d in args.compile_drills.split(",")
-    ]
+    drills = [d for d in drill_ids if _compiles(args, d)]
     jobs = [
         (drill_id, case, catalogue.paths.bench_recipe(drill_id))
         for drill_id in drills

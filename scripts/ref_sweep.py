@@ -16,7 +16,6 @@ spent on them.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
 import time
@@ -31,17 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tune_sweep import load_solution  # noqa: E402 - the scripts folder is on the path
 
 # bfloat16 on the GPU; the CPU interpreter's bf16 tl.dot gives garbage, so --check uses fp32.
 DTYPE = torch.bfloat16
-
-
-def load_solution(name: str):
-    path = ROOT / "drills" / "solutions" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 # --- row kernels: ROWS rows per program, and row alignment the compiler can see -------------

@@ -29,6 +29,7 @@ so "the course is proven" means one thing everywhere.
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -159,9 +160,14 @@ def _write_whole(path: Path, text: str) -> None:
             return
     except (OSError, UnicodeDecodeError):
         pass
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 
 
 def _is_correct_variant(path: Path, folder: Path) -> bool:
