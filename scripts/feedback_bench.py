@@ -156,7 +156,10 @@ def measure(course: CoursePaths, drill_id: str, pool: WarmPool, cpu: bool, args)
     cold = Runner(catalogue, force_cpu=cpu)
     warm = Runner(catalogue, force_cpu=cpu, warm=pool)
     timed_run(warm, drill_id)  # compiles the kernels into the course's cache (GPU)
-    check = [check_time(course, drill_id, cold=True, cpu=cpu) for _ in range(args.repeats)]
+    check = [
+        check_time(course, drill_id, cold=True, cpu=cpu)
+        for _ in range(args.cold_repeats or args.repeats)
+    ]
     borrowed = runs = None
     if not args.quick:
         borrowed = [check_time(course, drill_id, cold=False, cpu=cpu) for _ in range(args.repeats)]
@@ -190,6 +193,12 @@ def main() -> int:
     parser.add_argument("--backend", choices=("cuda", "cpu"), default=None)
     parser.add_argument("--drills", default=None, help="comma-separated (default: all)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--cold-repeats",
+        type=int,
+        default=None,
+        help="cold `tutor check`s per drill (default: --repeats; each takes 6-9 s on a GPU)",
+    )
     parser.add_argument("--out", default=None, help="the Markdown report to write")
     parser.add_argument("--json", default=None, help="the JSON rows to write")
     parser.add_argument("--no-app", action="store_true", help="skip the app's save -> verdict")
@@ -206,7 +215,7 @@ def main() -> int:
         drills = [d.id for d in catalogue.drills if not d.coming]
         if args.drills:
             drills = [d for d in drills if d in args.drills.split(",")]
-        pool = WarmPool(course.state_dir, cpu=cpu)
+        pool = WarmPool.for_course(course, cpu=cpu)
         pool.ready.wait(180)
         rows = []
         for drill_id in drills:
@@ -219,7 +228,7 @@ def main() -> int:
             print(json.dumps(asdict(row)), flush=True)
         facts = dict(pool.facts)
         pool.close()
-    report = render(rows, args.repeats, cpu, facts)
+    report = render(rows, args.repeats, args.cold_repeats or args.repeats, cpu, facts)
     for path in (args.out, args.json):
         if path:  # docs/reports/<date>/ is new on the first report of a day
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -232,7 +241,7 @@ def main() -> int:
     return 0
 
 
-def render(rows: list[Row], repeats: int, cpu: bool, facts: dict) -> str:
+def render(rows: list[Row], repeats: int, cold_repeats: int, cpu: bool, facts: dict) -> str:
     load = os.getloadavg()
     where = "the CPU interpreter" if cpu else (", ".join(nvml_gpus() or ()) or "a GPU")
     import torch
@@ -246,7 +255,10 @@ def render(rows: list[Row], repeats: int, cpu: bool, facts: dict) -> str:
         f"triton {triton.__version__}; medians of {repeats} runs of each drill's reference "
         "solution. The warm process "
         + ("started no CUDA" if not facts.get("cuda_started") else "STARTED CUDA")
-        + " (its audit of its own imports).",
+        + " (its audit of its own imports); it kept a spare run forked ahead"
+        + (" (primed with CUDA on a GPU)" if os.environ.get("TUTOR_WARM_SPARE") != "0" else "")
+        + (": no (TUTOR_WARM_SPARE=0)." if os.environ.get("TUTOR_WARM_SPARE") == "0" else ": yes.")
+        + (f" Cold checks: {cold_repeats} a drill." if cold_repeats != repeats else ""),
         "",
         "| drill | cold `tutor check` s | `tutor check`, app open s | cold run s | warm run s | "
         "warm: first verdict s | app: save -> first verdict s | app: save -> Passed s | "

@@ -409,7 +409,7 @@ def run_coach(
     from tutor.perfcheck import check_perf
     from tutor.warm import WarmPool
 
-    pool = WarmPool(catalogue.paths.state_dir, cpu=False)
+    pool = WarmPool.for_course(catalogue.paths, cpu=False)
     pool.ready.wait(180)
     try:
         for drill_id in drill_ids:
@@ -432,7 +432,7 @@ def run_verdicts(
     from tutor.warm import WarmPool
 
     sides = [cpu for cpu, skip in ((True, args.skip_cpu), (False, args.skip_gpu)) if not skip]
-    pools = {cpu: WarmPool(catalogue.paths.state_dir, cpu=cpu) for cpu in sides}
+    pools = {cpu: WarmPool.for_course(catalogue.paths, cpu=cpu) for cpu in sides}
     for pool in pools.values():
         pool.ready.wait(180)  # else the runs simply go cold
 

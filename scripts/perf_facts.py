@@ -44,7 +44,7 @@ def main() -> int:
         )
         out.write_text(json.dumps(kept, indent=1, default=str), encoding="utf-8")
 
-    pool = WarmPool(catalogue.paths.state_dir, cpu=False)
+    pool = WarmPool.for_course(catalogue.paths, cpu=False)
     pool.ready.wait(180)
     print(f"warm process: {pool.facts}", flush=True)
     drills = args.drills.split(",") if args.drills else None

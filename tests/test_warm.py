@@ -312,3 +312,58 @@ def test_a_warm_process_that_does_not_answer_is_retired_and_replaced(
     assert not result.warm and result.diagnoses == [dx.NOT_WRITTEN]  # this run went cold
     assert _gone(silent)
     assert pool.wait_ready(180) and pool.process.pid != silent and pool.launches == 2
+
+
+# ---- the spare: the next run's keeper and run, forked (and on a GPU primed) ahead ----
+
+
+def _spare(pool: WarmPool, seconds: float = 60.0) -> tuple[int, int]:
+    """The warm process's spare keeper and its primed run, once both are forked."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for keeper in psutil.Process(pool.process.pid).children():
+            try:
+                runs = keeper.children()
+                if len(runs) == 1 and keeper.cmdline() == runs[0].cmdline():
+                    return keeper.pid, runs[0].pid
+            except psutil.Error:
+                continue
+        time.sleep(0.05)
+    raise AssertionError("the warm process forked no spare")
+
+
+def test_a_run_goes_to_the_spare_forked_before_it_and_another_is_forked(course, pool, tmp_path):
+    keeper, primed = _spare(pool)
+    path, flag = _learner(tmp_path, wait=0)
+    result = Runner(load_catalogue(course), force_cpu=True, warm=pool).run("t1", str(path))
+    assert result.warm and result.diagnoses == [dx.NOT_WRITTEN], result.message
+    assert _wait_for(flag) == [primed, keeper]  # the run was the primed process
+    assert _spare(pool)[0] != keeper  # the next run has its own
+
+
+def test_a_run_asking_other_cuda_settings_gets_a_fresh_process(course, pool, tmp_path, monkeypatch):
+    # A CUDA started under the warm process's settings is not the one this run asked for.
+    keeper, primed = _spare(pool)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    path, flag = _learner(tmp_path, wait=0)
+    result = Runner(load_catalogue(course), force_cpu=True, warm=pool).run("t1", str(path))
+    assert result.warm and result.diagnoses == [dx.NOT_WRITTEN], result.message
+    run, its_keeper = _wait_for(flag)
+    assert its_keeper == keeper and run != primed and _gone(primed)
+
+
+def test_an_unused_spare_ends_with_its_warm_process(pool):
+    keeper, primed = _spare(pool)
+    pool.process.kill()
+    assert _gone(keeper) and _gone(primed)
+
+
+def test_a_course_warm_process_compiles_into_the_course_kernel_cache(course):
+    # Its spare runs launch a kernel to start Triton (on a GPU): into the course's cache.
+    pool = WarmPool.for_course(course, cpu=True)
+    try:
+        assert pool.ready.wait(timeout=180)
+        environment = psutil.Process(pool.process.pid).environ()
+        assert environment["TRITON_CACHE_DIR"] == str(course.triton_cache)
+    finally:
+        pool.close()

@@ -450,7 +450,7 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     if args.gpu and (force_cpu or not machine_has_gpu()):
         raise UsageError("--gpu proves the perf coach on a GPU: there is none here (or --cpu)")
     catalogue.paths.writable(catalogue.paths.built_mutants)  # before any run: LinkRefused
-    warm = WarmPool(catalogue.paths.state_dir, cpu=force_cpu or None)
+    warm = WarmPool.for_course(catalogue.paths, cpu=force_cpu or None)
     try:
         warm.wait_ready(180)  # else the runs simply go cold
         runner = Runner(catalogue, force_cpu=force_cpu, warm=warm)

@@ -32,7 +32,7 @@ import psutil
 
 from tutor.gpu import machine_has_gpu
 from tutor.keeper import Kept
-from tutor.paths import LinkRefused, refuse_links
+from tutor.paths import CoursePaths, LinkRefused, refuse_links
 
 # Where a warm run finds its events pipe and its events key: far above any fd it opens itself.
 EVENTS_FD, KEY_FD = 200, 201
@@ -72,8 +72,12 @@ class WarmPool:
         *,
         launch: bool = True,
         cpu: bool | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
+        """`env`: added to the warm process's environment (the course's kernel cache, where its
+        spare runs compile the kernel that starts Triton in them: tutor.zygote)."""
         self.cpu = runs_on_cpu(False) if cpu is None else cpu
+        self.env = dict(env or {})
         self.state_dir = state_dir
         self.path = state_dir / f"warm-{os.getpid()}-{self.backend}.sock"
         self.python = python
@@ -89,6 +93,12 @@ class WarmPool:
         if launch:
             self._wanted.set()
             threading.Thread(target=self._keep_warm, name="tutor-warm", daemon=True).start()
+
+    @classmethod
+    def for_course(cls, paths: CoursePaths, *, cpu: bool | None = None) -> WarmPool:
+        """The warm process of a course: its socket in the course's state folder, and its spare
+        runs compiling into the course's kernel cache, as the runs do."""
+        return cls(paths.state_dir, cpu=cpu, env=paths.kernel_cache_env())
 
     @property
     def backend(self) -> str:
@@ -162,7 +172,7 @@ class WarmPool:
                 self.state_dir.mkdir(parents=True, exist_ok=True)
             except OSError:
                 return None
-            env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+            env = dict(os.environ, **self.env, PYTHONDONTWRITEBYTECODE="1")
             env.pop("TRITON_INTERPRET", None)
             command = [self.python, "-m", "tutor.zygote", str(self.path), self.backend]
             self.process = subprocess.Popen(

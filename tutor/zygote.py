@@ -25,6 +25,14 @@ interpreter is fixed when this process starts (`cpu` or `cuda`): Triton's librar
 (tl.sum, tl.max, ...) are kernels defined when triton is imported, interpreted or compiled by
 what TRITON_INTERPRET said then.
 
+A run's first moments are mostly CUDA starting (half a second or more on a GPU machine), so this
+process keeps the next run's processes forked ahead: a spare keeper, already in its own session,
+whose child has started CUDA (`_prime`) and waits for a request. A request goes to the spare,
+which becomes that run's keeper, and a new spare is forked at once; a spare that died, or whose
+CUDA was started under other CUDA settings than the run asks for, gives way to a fresh fork, as
+before. A spare that is never used dies with this process (PR_SET_PDEATHSIG), and its child with
+it. TUTOR_WARM_SPARE=0 turns spares off (to measure what they save).
+
 This process starts no thread before it forks, and each child sets its own thread counts. It
 ends when the tutor that started it ends: it watches its parent between requests, and the kernel
 kills it when that parent is gone (PR_SET_PDEATHSIG), also when it is stopped and watches
@@ -52,6 +60,10 @@ WARM_CHILD = "TUTOR_WARM_CHILD"  # set in every run forked from here
 MODULES = ("pytest", "tutor.bench.child")  # what a run may be: a drill's tests, or a bench
 MAX_REQUEST = 1 << 20
 FDS = 3  # output, events, events key
+SPARE = "TUTOR_WARM_SPARE"  # "0": no spare runs forked ahead
+# A CUDA started under one of these is not the one a run that asks for other values would get.
+# (The backend, TRITON_INTERPRET, is this process's own: a run on the other one starts cold.)
+CUDA_SETTINGS = ("CUDA_", "NVIDIA_", "PYTORCH_CUDA", "PYTORCH_NO_CUDA", "TORCH_CUDA")
 IDLE_CHECK_S = 0.5
 REQUEST_TIMEOUT_S = 2.0  # a request is one message, sent right after connecting
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -168,9 +180,13 @@ def serve(path: str, backend: str, parent: int) -> None:
     signal.set_wakeup_fd(wake_write)
     signal.signal(signal.SIGCHLD, lambda *_: None)  # wakes select; keepers reaped below
     clients: dict[int, socket.socket] = {}
+    spares = os.environ.get(SPARE) != "0" and not facts["cuda_started"]
+    spare: socket.socket | None = None
     print(json.dumps(facts), flush=True)
     try:
         while os.getppid() == parent:
+            if spares and spare is None:
+                spare = _fork_spare(backend, [server, wake_read, wake_write, *clients.values()])
             ready, _, _ = select.select(
                 [server, wake_read, *clients.values()], [], [], IDLE_CHECK_S
             )
@@ -183,7 +199,11 @@ def serve(path: str, backend: str, parent: int) -> None:
                     os.read(wake_read, 4096)
                 else:
                     inherited = [server, wake_read, wake_write, *clients.values()]
-                    _handle(item, inherited, facts["cuda_started"])
+                    if spare is not None:
+                        inherited.append(spare)
+                    if _handle(item, inherited, facts["cuda_started"], spare):
+                        spare.close()  # this run's keeper now (or dead): the next is forked
+                        spare = None
                     del clients[item.fileno()]
                     item.close()  # one request per connection: the keeper has its own copy
             _reap()
@@ -193,26 +213,31 @@ def serve(path: str, backend: str, parent: int) -> None:
             os.unlink(path)
 
 
-def _die_with(parent: int) -> None:
-    """Have the kernel kill this process when `parent` (the tutor that started it) ends.
+def _die_with(parent: int | None) -> None:
+    """Have the kernel kill this process when `parent` (the tutor that started it) ends; None:
+    no longer.
 
     The tutor starts this process from a thread that lives as long as its WarmPool, because the
     signal comes when the thread that forked this process ends.
     """
+    death = 0 if parent is None else signal.SIGKILL
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, death, 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: the watch between requests remains
         pass
-    if os.getppid() != parent:  # the parent ended before the line above took effect
+    if parent is not None and os.getppid() != parent:  # it ended before the line above
         os._exit(0)
 
 
-def _handle(conn: socket.socket, inherited: list, cuda_started: bool) -> None:
-    """Serve the one request on `conn`: fork its keeper, or say why not."""
+def _handle(
+    conn: socket.socket, inherited: list, cuda_started: bool, spare: socket.socket | None = None
+) -> bool:
+    """Serve the one request on `conn`: hand it to the spare, or fork its keeper, or say why
+    not; whether the spare is used up."""
     try:
         data, fds, _, _ = socket.recv_fds(conn, MAX_REQUEST, FDS)
     except OSError:
-        return
+        return False
     try:
         request = json.loads(data) if data else None
     except ValueError:
@@ -230,15 +255,150 @@ def _handle(conn: socket.socket, inherited: list, cuda_started: bool) -> None:
             conn.sendall(json.dumps({"refused": refused}).encode() + b"\n")
         except OSError:
             pass  # the client is gone already
-        return
-    pid = os.fork()
-    if pid == 0:  # the keeper
-        try:
-            _keeper(conn, request, fds, inherited)
-        finally:
-            os._exit(70)
+        return False
+    # A spare that cannot take it has died: it is used up either way, and replaced.
+    if spare is None or not _hand_over(spare, data, [conn.fileno(), *fds]):
+        pid = os.fork()
+        if pid == 0:  # the keeper
+            try:
+                _keeper(conn, request, fds, inherited)
+            finally:
+                os._exit(70)
     for fd in fds:
         os.close(fd)
+    return spare is not None
+
+
+def _hand_over(channel: socket.socket, data: bytes, fds: list[int]) -> bool:
+    """Send a request and its descriptors down `channel`; whether it went (not a dead end)."""
+    try:
+        socket.send_fds(channel, [data], fds)
+    except OSError:
+        return False
+    return True
+
+
+def _fork_spare(backend: str, inherited: list) -> socket.socket | None:
+    """Fork the next run's keeper ahead of its request, and its primed run; the zygote's end of
+    the channel the request will come down (None if the fork failed: runs fork as before)."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        pid = os.fork()
+    except OSError:
+        ours.close()
+        theirs.close()
+        return None
+    if pid == 0:
+        try:
+            ours.close()
+            _spare_keeper(theirs, backend, inherited)
+        finally:
+            os._exit(70)
+    theirs.close()
+    return ours
+
+
+def _spare_keeper(channel: socket.socket, backend: str, inherited: list) -> None:
+    """A spare keeper: its own session, its primed run forked, then the request it is sent."""
+    zygote = os.getppid()
+    os.setsid()
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _die_with(zygote)  # unused, it goes when the warm process goes
+    for item in inherited:
+        try:
+            item.close() if hasattr(item, "close") else os.close(item)
+        except OSError:
+            pass
+    to_run, run_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    primed_env = {k: v for k, v in os.environ.items() if k.startswith(CUDA_SETTINGS)}
+    try:
+        primed = os.fork()
+    except OSError:
+        primed = None
+    if primed == 0:
+        try:
+            channel.close()
+            to_run.close()
+            _primed_run(run_end, backend)
+        finally:
+            os._exit(70)
+    run_end.close()
+    try:
+        data, fds, _, _ = socket.recv_fds(channel, MAX_REQUEST, FDS + 1)
+    except OSError:
+        data, fds = b"", []
+    if not data or len(fds) != FDS + 1:
+        os._exit(0)  # the warm process is gone: the primed run goes with this process
+    _die_with(None)  # a run's keeper outlives the warm process (its tutor ends it)
+    channel.close()
+    conn, run_fds = socket.socket(fileno=fds[0]), fds[1:]
+    request = json.loads(data)
+    asked = {k: v for k, v in request["env"].items() if k.startswith(CUDA_SETTINGS)}
+
+    def start(drop: set[int]) -> int:
+        if primed and asked == primed_env and _hand_over(to_run, data, run_fds):
+            run = primed
+        else:  # no primed run, or one primed for other settings: fork one, as _keeper does
+            if primed:
+                os.kill(primed, signal.SIGKILL)
+                os.waitpid(primed, 0)
+            run = os.fork()
+            if run == 0:
+                try:
+                    to_run.close()
+                    _child(request, run_fds, drop)
+                finally:
+                    os._exit(70)
+        to_run.close()
+        for fd in run_fds:
+            os.close(fd)
+        return run
+
+    keeper.keep(conn, start, request["env"].get(keeper.RUN_ID, ""))
+
+
+def _primed_run(channel: socket.socket, backend: str) -> None:
+    """The spare's run: CUDA started (on a GPU), then the request it waits for, run."""
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _die_with(os.getppid())  # unused, it goes with its spare keeper
+    if backend == "cuda":
+        _prime()
+    try:
+        data, fds, _, _ = socket.recv_fds(channel, MAX_REQUEST, FDS)
+    except OSError:
+        data, fds = b"", []
+    if not data or len(fds) != FDS:
+        os._exit(0)
+    _die_with(None)  # from now on it is a run: it ends as any run does (tutor.keeper)
+    channel.close()
+    _child(json.loads(data), fds, set())
+
+
+def _prime() -> None:
+    """Start CUDA in this (forked) process, and Triton's launch path with it, as a run's first
+    kernel would: CUDA's context on the current device (0.23 s on an H200), then one launch of
+    a one-element kernel, which pays what every process pays once before its first kernel from
+    the cache (0.4 s there: the key of Triton's own source, the backend, the driver's helpers).
+    The kernel is compiled into the course's cache (the warm process's TRITON_CACHE_DIR) the
+    first time. A failure is left for the run to meet and report."""
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _one(out):
+        tl.store(out, 1)
+
+    try:
+        torch.cuda.init()
+        out = torch.zeros(1, device="cuda", dtype=torch.int32)
+        _one[(1,)](out)
+        torch.cuda.synchronize()
+        del out
+    except Exception:  # noqa: BLE001 - any start failure: the run starts CUDA again and says why
+        pass
 
 
 def _keeper(conn: socket.socket, request: dict, fds: list[int], inherited: list) -> None:

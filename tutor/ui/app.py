@@ -168,7 +168,7 @@ def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
 
     # The warm process imports torch and triton in the background while the app starts, so a
     # save is answered in about a second, on the GPU too (each run starts CUDA for itself).
-    warm = WarmPool(paths.state_dir, cpu=force_cpu or None)
+    warm = WarmPool.for_course(paths, cpu=force_cpu or None)
     app = TutorApp(
         catalogue,
         ProgressStore(paths.progress_file),
