@@ -158,6 +158,10 @@ class CoursePaths:
         """Known-buggy kernels (`<diagnosis>__<variant>.py`) and correct variants (`correct__*`)."""
         return self.root / "drills" / "mutants" / drill_id
 
+    def stories(self, drill_id: str) -> Path:
+        """The English the drill's tests can show (suspect stories), collected by tutor.stories."""
+        return self.root / "drills" / "stories" / f"{drill_id}.yaml"
+
     def bench_recipe(self, drill_id: str) -> Path:
         """What `tutor bench` needs for the drill: inputs, bytes moved, a torch eager version."""
         return self.root / "drills" / "bench" / f"{drill_id}.py"
