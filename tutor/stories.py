@@ -37,6 +37,7 @@ from tutor.translations import sha256_of, translated_path
 from tutor.yamlfile import YamlFileError, line_of, load_yaml
 
 KEY = "stories"
+COMMON = "common"  # hints/common.<lang>.yaml: stories several drills' tests share
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # Caught text that reads as English: two words of letters in a row ("the first block's max").
 _PROSE = re.compile(r"[A-Za-z]{2,}'?[a-z]*\s+[A-Za-z]{2,}")
@@ -137,18 +138,34 @@ def table_entries(path: Path) -> dict[str, str]:
     return dict(raw)
 
 
+def drill_entries(hints_file: Path, lang: str) -> dict[str, str]:
+    """The drill's own `stories:` in `lang`, then those of `hints/common.<lang>.yaml` (words
+    several drills' tests share, such as "output for a {dtype} x of shape {shape}"): the
+    drill's come first, so its more specific templates are tried first."""
+    common = translated_path(hints_file.with_name(f"{COMMON}.yaml"), lang)
+    merged = table_entries(translated_path(hints_file, lang))
+    for english, translated in table_entries(common).items():
+        merged.setdefault(english, translated)
+    return merged
+
+
 @lru_cache(maxsize=32)
-def _table(path: Path, mtime: float) -> StoryTable:
-    return StoryTable(table_entries(path))
+def _table(hints_file: Path, lang: str, stamp: tuple) -> StoryTable:
+    return StoryTable(drill_entries(hints_file, lang))
 
 
 def table_for(hints_file: Path, lang: str) -> StoryTable:
-    """The story table of `hints/<id>.yaml`'s `lang` translation (empty when there is none)."""
-    path = translated_path(hints_file, lang)
+    """The story table for `hints/<id>.yaml` in `lang` (empty when there is none)."""
+    common = hints_file.with_name(f"{COMMON}.yaml")
+    stamp = tuple(_mtime(translated_path(f, lang)) for f in (hints_file, common))
+    return _table(hints_file, lang, stamp)
+
+
+def _mtime(path: Path) -> float:
     try:
-        return _table(path, path.stat().st_mtime)
+        return path.stat().st_mtime
     except OSError:
-        return EMPTY
+        return 0.0
 
 
 # -- the English a drill's tests can show, collected by running them -------------------------

@@ -25,7 +25,7 @@ from tutor.catalogue import Catalogue, CatalogueError, Drill
 from tutor.hints import COMMON, HintFileError, Ladder, drill_ladders
 from tutor.i18n import ENGLISH
 from tutor.titles import load_titles, titles_file
-from tutor.translations import Freshness, judge, sha256_of, translated_path
+from tutor.translations import Freshness, judge, sha256_of
 from tutor.yamlfile import YamlFileError
 
 
@@ -128,9 +128,7 @@ def story_problem(catalogue: Catalogue, drill: Drill, lang: str) -> str:
         return f"{shown} is missing: {again}"
     try:
         sha, english = stories.read_collected(collected)
-        table = stories.StoryTable(
-            stories.table_entries(translated_path(paths.hints(drill.id), lang))
-        )
+        table = stories.StoryTable(stories.drill_entries(paths.hints(drill.id), lang))
     except YamlFileError as exc:
         return str(exc)
     if sha != sha256_of(test_file):
