@@ -18,6 +18,8 @@ from tutor.bench.rules import Side
 from tutor.i18n import N_, _
 
 SIDES = (("mine", N_("yours")), ("reference", N_("reference")))
+# The names of a case's yardstick (tutor.bench.coach.SIDES), for the verdict's language.
+YARDSTICKS = {"the reference": N_("the reference"), "torch eager": N_("torch eager")}
 LABEL_WIDTH = 26
 CELL_WIDTH = 24
 
@@ -27,7 +29,10 @@ def verdict_line(row: Any) -> str:
     and for a matmul-like case its share of the card's matmul rate."""
     ratio = (
         _(" ({ratio}x the time of {yardstick})").format(
-            ratio=f"{row.perf_ratio:.2f}", yardstick=row.yardstick
+            ratio=f"{row.perf_ratio:.2f}",
+            yardstick=_(YARDSTICKS[row.yardstick])
+            if row.yardstick in YARDSTICKS
+            else row.yardstick,
         )
         if row.perf_ratio
         else ""
