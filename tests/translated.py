@@ -22,7 +22,8 @@ def translate_lesson(course: CoursePaths, drill_id: str) -> None:
 
 
 def translate_hints(course: CoursePaths, name: str) -> None:
-    """`hints/<name>.zh.yaml`: every ladder of the English, title and stages marked 中文."""
+    """`hints/<name>.zh.yaml`: every ladder of the English, title and stages marked 中文; the
+    `stories:` map the course's translation has, kept."""
     source = course.hints_dir / f"{name}.yaml"
     english = yaml.safe_load(source.read_text(encoding="utf-8"))
     diagnoses = {}
@@ -39,7 +40,13 @@ def translate_hints(course: CoursePaths, name: str) -> None:
                 for pattern, stages in ladder["when"].items()
             }
         diagnoses[diagnosis] = zh
-    data = {"format": 1, "source_sha256": sha256_of(source), "diagnoses": diagnoses}
+    data = {"format": 1, "source_sha256": sha256_of(source)}
+    target = translated_path(source, "zh")
+    if target.is_file():  # the course's own translations of its tests' stories (tutor.stories)
+        stories = (yaml.safe_load(target.read_text(encoding="utf-8")) or {}).get("stories")
+        if stories:
+            data["stories"] = stories
+    data["diagnoses"] = diagnoses  # last: tests append ladders to the file's end
     translated_path(source, "zh").write_text(
         yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8"
     )

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tutor.i18n import ENGLISH, LANGUAGES, _
+from tutor.i18n import ENGLISH, LANGUAGES, N_, _
 from tutor.paths import CoursePaths
 from tutor.yamlfile import YamlFileError, line_of, load_yaml
 
@@ -115,6 +115,9 @@ class Catalogue:
         return next((d for d in later if not d.coming), None)
 
 
+UNKNOWN_KEY = N_("{what}: unknown key '{key}'")
+
+
 class _Reader:
     """Validation helpers that know which file they read, for error messages."""
 
@@ -126,18 +129,28 @@ class _Reader:
 
     def mapping(self, value: Any, what: str, where: Any) -> dict:
         if not isinstance(value, dict):
-            raise self.fail(f"{what} must be a mapping, got {type(value).__name__}", where)
+            raise self.fail(
+                _("{what} must be a mapping, got {kind}").format(
+                    what=what, kind=type(value).__name__
+                ),
+                where,
+            )
         return value
 
     def key(self, mapping: dict, key: str, kind: type, what: str, default: Any = ...) -> Any:
         if key not in mapping:
             if default is ...:
-                raise self.fail(f"{what}: missing key '{key}'", mapping)
+                raise self.fail(
+                    _("{what}: missing key '{key}'").format(what=what, key=key), mapping
+                )
             return default
         value = mapping[key]
         if kind is int and isinstance(value, bool) or not isinstance(value, kind):
             raise self.fail(
-                f"{what}: key '{key}' must be {kind.__name__}, got {type(value).__name__}", mapping
+                _("{what}: key '{key}' must be {kind}, got {got}").format(
+                    what=what, key=key, kind=kind.__name__, got=type(value).__name__
+                ),
+                mapping,
             )
         return value
 
@@ -150,59 +163,77 @@ def load_catalogue(paths: CoursePaths) -> Catalogue:
     except YamlFileError as exc:
         raise CatalogueError(exc.path, str(exc).split(": ", 1)[1], exc.line) from exc
     reader = _Reader(path)
-    data = reader.mapping(data, "the file", data)
-    version = reader.key(data, "format", int, "the file")
+    the_file = _("the file")
+    data = reader.mapping(data, the_file, data)
+    version = reader.key(data, "format", int, the_file)
     if version != FORMAT_VERSION:
-        raise reader.fail(f"format {version} is not supported (this tutor reads {FORMAT_VERSION})")
-    tracks = tuple(_track(reader, t) for t in reader.key(data, "tracks", list, "the file"))
+        raise reader.fail(
+            _("format {version} is not supported (this tutor reads {supported})").format(
+                version=version, supported=FORMAT_VERSION
+            )
+        )
+    tracks = tuple(_track(reader, t) for t in reader.key(data, "tracks", list, the_file))
     track_ids = {t.id for t in tracks}
     drills: list[Drill] = []
-    for raw in reader.key(data, "drills", list, "the file"):
+    for raw in reader.key(data, "drills", list, the_file):
         drill = _drill(reader, raw, track_ids)
         if any(d.id == drill.id for d in drills):
-            raise reader.fail(f"drill '{drill.id}' is listed twice", raw)
+            raise reader.fail(_("drill '{id}' is listed twice").format(id=drill.id), raw)
         drills.append(drill)
     if not drills:
-        raise reader.fail("no drills listed")
+        raise reader.fail(_("no drills listed"))
     return Catalogue(tracks=tracks, drills=tuple(drills), paths=paths)
 
 
 def _track(reader: _Reader, raw: Any) -> Track:
-    raw = reader.mapping(raw, "a track", raw)
-    track_id = reader.key(raw, "id", str, "a track")
-    what = f"track '{track_id}'"
+    raw = reader.mapping(raw, _("a track"), raw)
+    track_id = reader.key(raw, "id", str, _("a track"))
+    what = _("track '{id}'").format(id=track_id)
     return Track(
         track_id, reader.key(raw, "title", str, what), reader.key(raw, "summary", str, what, "")
     )
 
 
 def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
-    raw = reader.mapping(raw, "a drill", raw)
-    drill_id = reader.key(raw, "id", str, "a drill")
-    what = f"drill '{drill_id}'"
+    raw = reader.mapping(raw, _("a drill"), raw)
+    drill_id = reader.key(raw, "id", str, _("a drill"))
+    what = _("drill '{id}'").format(id=drill_id)
     if not _ID.match(drill_id):
-        raise reader.fail(f"{what}: key 'id' must be lower-case letters, digits, - or _", raw)
+        raise reader.fail(
+            _("{what}: key 'id' must be lower-case letters, digits, - or _").format(what=what), raw
+        )
     track = reader.key(raw, "track", str, what)
     if track not in track_ids:
-        raise reader.fail(f"{what}: key 'track' names unknown track '{track}'", raw)
+        raise reader.fail(
+            _("{what}: key 'track' names unknown track '{track}'").format(what=what, track=track),
+            raw,
+        )
     file = reader.key(raw, "file", str, what)
     if not _FILE.match(file):
         raise reader.fail(
-            f"{what}: key 'file' must be a bare file name (letters, digits, _ . -) ending in .py",
+            _(
+                "{what}: key 'file' must be a bare file name (letters, digits, _ . -) ending in .py"
+            ).format(what=what),
             raw,
         )
     functions = reader.key(raw, "functions", list, what)
     if not functions or not all(isinstance(f, str) and f.isidentifier() for f in functions):
-        raise reader.fail(f"{what}: key 'functions' must list Python function names", raw)
+        raise reader.fail(
+            _("{what}: key 'functions' must list Python function names").format(what=what), raw
+        )
     torch_core = reader.key(raw, "torch_core", list, what, [])
     if not all(isinstance(op, str) and _OPERATION.match(op) for op in torch_core):
         raise reader.fail(
-            f"{what}: key 'torch_core' must list torch operation names "
-            "(lower-case, as torch spells them: matmul, softmax, layer_norm)",
+            _(
+                "{what}: key 'torch_core' must list torch operation names "
+                "(lower-case, as torch spells them: matmul, softmax, layer_norm)"
+            ).format(what=what),
             raw,
         )
     if len(set(torch_core)) != len(torch_core):
-        raise reader.fail(f"{what}: an operation is listed twice in 'torch_core'", raw)
+        raise reader.fail(
+            _("{what}: an operation is listed twice in 'torch_core'").format(what=what), raw
+        )
     bench = tuple(
         _bench(reader, case, what, functions) for case in reader.key(raw, "bench", list, what, [])
     )
@@ -211,10 +242,15 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
     )
     ids = [m.id for m in mistakes]
     if len(set(ids)) != len(ids):
-        raise reader.fail(f"{what}: a mistake is listed twice in 'mistakes'", raw)
+        raise reader.fail(
+            _("{what}: a mistake is listed twice in 'mistakes'").format(what=what), raw
+        )
     perf = tuple(_mistake(reader, item, what) for item in reader.key(raw, "perf", list, what, []))
     if len({m.id for m in perf}) != len(perf) or {m.id for m in perf} & set(ids):
-        raise reader.fail(f"{what}: a perf diagnosis is listed twice, or also as a mistake", raw)
+        raise reader.fail(
+            _("{what}: a perf diagnosis is listed twice, or also as a mistake").format(what=what),
+            raw,
+        )
     unknown = set(raw) - {
         "id",
         "track",
@@ -230,12 +266,14 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
         "translations",
     }
     if unknown:
-        raise reader.fail(f"{what}: unknown key '{sorted(unknown)[0]}'", raw)
+        raise reader.fail(_(UNKNOWN_KEY).format(what=what, key=sorted(unknown)[0]), raw)
     translations = reader.key(raw, "translations", list, what, list(LANGUAGES))
     if ENGLISH not in translations or not set(translations) <= set(LANGUAGES):
         raise reader.fail(
-            f"{what}: key 'translations' lists the languages of its lesson and hints: "
-            f"{ENGLISH} and any of {', '.join(LANGUAGES[1:])}",
+            _(
+                "{what}: key 'translations' lists the languages of its lesson and hints: "
+                "{english} and any of {others}"
+            ).format(what=what, english=ENGLISH, others=", ".join(LANGUAGES[1:])),
             raw,
         )
     return Drill(
@@ -255,31 +293,49 @@ def _drill(reader: _Reader, raw: Any, track_ids: set[str]) -> Drill:
 
 
 def _mistake(reader: _Reader, raw: Any, what: str) -> Mistake:
-    raw = reader.mapping(raw, f"{what}: a mistake", raw)
-    mistake_id = reader.key(raw, "id", str, f"{what} mistake")
+    raw = reader.mapping(raw, _("{what}: a mistake").format(what=what), raw)
+    mistake_id = reader.key(raw, "id", str, _("{what} mistake").format(what=what))
     if not _ID.match(mistake_id):
         raise reader.fail(
-            f"{what}: mistake id '{mistake_id}' must be lower-case letters, digits, - or _", raw
+            _("{what}: mistake id '{id}' must be lower-case letters, digits, - or _").format(
+                what=what, id=mistake_id
+            ),
+            raw,
         )
-    summary = reader.key(raw, "summary", str, f"{what} mistake '{mistake_id}'")
+    named = _("{what} mistake '{id}'").format(what=what, id=mistake_id)
+    summary = reader.key(raw, "summary", str, named)
     unknown = set(raw) - {"id", "summary"}
     if unknown:
-        raise reader.fail(f"{what} mistake '{mistake_id}': unknown key '{sorted(unknown)[0]}'", raw)
+        raise reader.fail(_(UNKNOWN_KEY).format(what=named, key=sorted(unknown)[0]), raw)
     return Mistake(mistake_id, summary.strip())
 
 
 def _bench(reader: _Reader, raw: Any, what: str, functions: list[str]) -> BenchCase:
-    raw = reader.mapping(raw, f"{what}: a bench case", raw)
-    function = reader.key(raw, "function", str, f"{what} bench")
+    raw = reader.mapping(raw, _("{what}: a bench case").format(what=what), raw)
+    bench = _("{what} bench").format(what=what)
+    function = reader.key(raw, "function", str, bench)
     if function not in functions:
-        raise reader.fail(f"{what}: bench function '{function}' is not in 'functions'", raw)
-    shape = reader.key(raw, "shape", dict, f"{what} bench")
+        raise reader.fail(
+            _("{what}: bench function '{function}' is not in 'functions'").format(
+                what=what, function=function
+            ),
+            raw,
+        )
+    shape = reader.key(raw, "shape", dict, bench)
     # 0 is allowed for flags such as `causal: 0`; sizes are checked by the drill's recipe.
     if not shape or not all(
         isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in shape.values()
     ):
-        raise reader.fail(f"{what}: bench shape must map names to non-negative integers", raw)
-    dtype = reader.key(raw, "dtype", str, f"{what} bench", "bfloat16")
+        raise reader.fail(
+            _("{what}: bench shape must map names to non-negative integers").format(what=what),
+            raw,
+        )
+    dtype = reader.key(raw, "dtype", str, bench, "bfloat16")
     if dtype not in _DTYPES:
-        raise reader.fail(f"{what}: bench dtype must be one of {sorted(_DTYPES)}", raw)
+        raise reader.fail(
+            _("{what}: bench dtype must be one of {dtypes}").format(
+                what=what, dtypes=sorted(_DTYPES)
+            ),
+            raw,
+        )
     return BenchCase(function, dict(shape), dtype)

@@ -51,10 +51,12 @@ def _seconds(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+        raise argparse.ArgumentTypeError(
+            _("{text} is not a number of seconds").format(text=repr(text))
+        ) from None
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(
-            f"{text!r}: the limit must be a positive number of seconds"
+            _("{text}: the limit must be a positive number of seconds").format(text=repr(text))
         )
     return value
 
@@ -448,7 +450,7 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         _drill(catalogue, drill_id)
     force_cpu = getattr(args, "cpu", False)
     if args.gpu and (force_cpu or not machine_has_gpu()):
-        raise UsageError("--gpu proves the perf coach on a GPU: there is none here (or --cpu)")
+        raise UsageError(_("--gpu proves the perf coach on a GPU: there is none here (or --cpu)"))
     catalogue.paths.writable(catalogue.paths.built_mutants)  # before any run: LinkRefused
     warm = WarmPool.for_course(catalogue.paths, cpu=force_cpu or None)
     try:
@@ -474,10 +476,13 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     if args.json:
         print(json.dumps(devcheck.as_json(findings), indent=2))
     else:
-        print(
-            f"\n{len(findings) - len(failed)} of {len(findings)} checks hold"
-            + (": the course is proven." if not failed else "; these do not:")
+        held = len(findings) - len(failed)
+        summary = (
+            _("{held} of {total} checks hold: the course is proven.")
+            if not failed
+            else _("{held} of {total} checks hold; these do not:")
         )
+        print("\n" + summary.format(held=held, total=len(findings)))
         for finding in failed:
             print("  " + finding.line())
     return EXIT_OK if not failed else EXIT_FAILED

@@ -57,7 +57,7 @@ class HintFileError(YamlFileError):
 def _load(path: Path, mtime: float) -> dict[str, Ladder]:
     data = load_yaml(path)
     if not isinstance(data, dict) or data.get("format") != 1:
-        raise HintFileError(path, "expected a mapping with 'format: 1'", line_of(data))
+        raise HintFileError(path, _("expected a mapping with 'format: 1'"), line_of(data))
     ladders: dict[str, Ladder] = {}
     for diagnosis, raw in (data.get("diagnoses") or {}).items():
         stages = raw.get("stages") if isinstance(raw, dict) else None
@@ -68,7 +68,9 @@ def _load(path: Path, mtime: float) -> dict[str, Ladder]:
         ):
             raise HintFileError(
                 path,
-                f"diagnosis '{diagnosis}' needs a 'title' and a list of 'stages'",
+                _("diagnosis '{diagnosis}' needs a 'title' and a list of 'stages'").format(
+                    diagnosis=diagnosis
+                ),
                 line_of(raw),
             )
         ladders[diagnosis] = Ladder(
@@ -110,7 +112,11 @@ def _when(path: Path, diagnosis: str, raw: dict, count: int) -> dict[str, tuple[
     when = raw.get("when") or {}
     if not isinstance(when, dict):
         raise HintFileError(
-            path, f"diagnosis '{diagnosis}': 'when' maps patterns to stages", line_of(raw)
+            path,
+            _("diagnosis '{diagnosis}': 'when' maps patterns to stages").format(
+                diagnosis=diagnosis
+            ),
+            line_of(raw),
         )
     known = [p.value for p in WrongPattern]
     out: dict[str, tuple[str, ...]] = {}
@@ -118,14 +124,19 @@ def _when(path: Path, diagnosis: str, raw: dict, count: int) -> dict[str, tuple[
         if pattern not in known:
             raise HintFileError(
                 path,
-                f"diagnosis '{diagnosis}': unknown pattern '{pattern}' under 'when' "
-                f"(known: {', '.join(known)})",
+                _(
+                    "diagnosis '{diagnosis}': unknown pattern '{pattern}' under 'when' "
+                    "(known: {known})"
+                ).format(diagnosis=diagnosis, pattern=pattern, known=", ".join(known)),
                 line_of(when),
             )
         if not _is_stage_list(stages) or len(stages) != count:
             raise HintFileError(
                 path,
-                f"diagnosis '{diagnosis}': 'when: {pattern}' needs {count} stages, as 'stages' has",
+                _(
+                    "diagnosis '{diagnosis}': 'when: {pattern}' needs {count} stages, as "
+                    "'stages' has"
+                ).format(diagnosis=diagnosis, pattern=pattern, count=count),
                 line_of(when),
             )
         out[pattern] = tuple(s.strip() for s in stages)

@@ -15,6 +15,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from tutor.i18n import _
+
 CATALOGUE_NAME = "drills.yaml"
 
 
@@ -28,13 +30,15 @@ class LinkRefused(OSError):
 
     def __init__(self, link: Path) -> None:
         try:
-            target = f" (to {link.readlink()})"
+            target = _(" (to {target})").format(target=link.readlink())
         except OSError:
             target = ""
         super().__init__(
             errno.ELOOP,
-            f"is a symbolic link{target}: the tutor does not write through links. Replace it "
-            "with a regular file or folder (what it points to is left as it is).",
+            _(
+                "is a symbolic link{target}: the tutor does not write through links. Replace it "
+                "with a regular file or folder (what it points to is left as it is)."
+            ).format(target=target),
             str(link),
         )
 
@@ -64,7 +68,7 @@ def find_root(explicit: str | os.PathLike[str] | None = None) -> Path:
     if explicit is not None:
         root = Path(explicit).expanduser().resolve()
         if not (root / CATALOGUE_NAME).is_file():
-            raise CourseNotFound(f"{root} has no {CATALOGUE_NAME}")
+            raise CourseNotFound(_("{root} has no {name}").format(root=root, name=CATALOGUE_NAME))
         return root
     here = Path.cwd().resolve()
     for folder in (here, *here.parents):
@@ -74,8 +78,10 @@ def find_root(explicit: str | os.PathLike[str] | None = None) -> Path:
     if (checkout / CATALOGUE_NAME).is_file():
         return checkout
     raise CourseNotFound(
-        f"no {CATALOGUE_NAME} in {here} or above it; run the tutor inside the course folder "
-        "or set TUTOR_ROOT"
+        _(
+            "no {name} in {here} or above it; run the tutor inside the course folder "
+            "or set TUTOR_ROOT"
+        ).format(name=CATALOGUE_NAME, here=here)
     )
 
 
@@ -157,6 +163,10 @@ class CoursePaths:
     def mutants(self, drill_id: str) -> Path:
         """Known-buggy kernels (`<diagnosis>__<variant>.py`) and correct variants (`correct__*`)."""
         return self.root / "drills" / "mutants" / drill_id
+
+    def stories(self, drill_id: str) -> Path:
+        """The English the drill's tests can show (suspect stories), collected by tutor.stories."""
+        return self.root / "drills" / "stories" / f"{drill_id}.yaml"
 
     def bench_recipe(self, drill_id: str) -> Path:
         """What `tutor bench` needs for the drill: inputs, bytes moved, a torch eager version."""

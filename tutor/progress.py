@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from tutor.i18n import _
 from tutor.paths import refuse_links
 from tutor.states import DrillStatus
 
@@ -103,12 +104,18 @@ class ProgressStore:
         if not self.path.exists():
             return
         if not self.path.is_file():  # a folder, or a FIFO that would block the read for ever
-            raise ProgressError(f"{self.path} cannot be read (not a regular file): remove it")
+            raise ProgressError(
+                _("{path} cannot be read (not a regular file): remove it").format(path=self.path)
+            )
         try:
             text = self.path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
-            raise ProgressError(f"{self.path} cannot be read ({reason}): fix or remove it") from exc
+            raise ProgressError(
+                _("{path} cannot be read ({why}): fix or remove it").format(
+                    path=self.path, why=reason
+                )
+            ) from exc
         try:
             self.drills = _parse(text)
         except (ValueError, TypeError, AttributeError) as exc:
@@ -117,10 +124,10 @@ class ProgressStore:
             )
             os.replace(self._writable(self.path), aside)
             self.drills = {}
-            self.warning = (
-                f"{self.path} could not be read ({exc}); it was moved to {aside} and "
-                "progress starts afresh"
-            )
+            self.warning = _(
+                "{path} could not be read ({why}); it was moved to {aside} and progress "
+                "starts afresh"
+            ).format(path=self.path, why=exc, aside=aside)
 
     @contextmanager
     def update(self) -> Iterator[ProgressStore]:
@@ -158,7 +165,9 @@ class ProgressStore:
             Path(tmp).unlink(missing_ok=True)
             raise OSError(
                 exc.errno,
-                f"progress not saved ({exc.strerror or exc}); the file keeps what it had",
+                _("progress not saved ({why}); the file keeps what it had").format(
+                    why=exc.strerror or exc
+                ),
                 str(self.path),
             ) from exc
         except BaseException:

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tutor.catalogue import Catalogue, CatalogueError
-from tutor.i18n import ENGLISH
+from tutor.i18n import ENGLISH, _
 from tutor.yamlfile import YamlFileError, line_of, load_yaml
 
 KEYS = {"tracks": ("title", "summary"), "drills": ("title", "taught")}
@@ -38,10 +38,12 @@ def load_titles(catalogue: Catalogue, lang: str) -> dict[str, dict[str, dict[str
     except YamlFileError as exc:
         raise CatalogueError(exc.path, str(exc).split(": ", 1)[1], exc.line) from exc
     if not isinstance(data, dict) or data.get("format") != 1:
-        raise CatalogueError(path, "expected a mapping with 'format: 1'", line_of(data))
+        raise CatalogueError(path, _("expected a mapping with 'format: 1'"), line_of(data))
     unknown = set(data) - {"format", *KEYS}
     if unknown:
-        raise CatalogueError(path, f"unknown key '{sorted(unknown)[0]}'", line_of(data))
+        raise CatalogueError(
+            path, _("unknown key '{key}'").format(key=sorted(unknown)[0]), line_of(data)
+        )
     known = {
         "tracks": {t.id for t in catalogue.tracks},
         "drills": {d.id for d in catalogue.drills},
@@ -50,13 +52,17 @@ def load_titles(catalogue: Catalogue, lang: str) -> dict[str, dict[str, dict[str
     for section, keys in KEYS.items():
         entries = data.get(section) or {}
         if not isinstance(entries, dict):
-            raise CatalogueError(path, f"'{section}' maps ids to titles", line_of(data))
+            raise CatalogueError(
+                path, _("'{section}' maps ids to titles").format(section=section), line_of(data)
+            )
         out[section] = {}
         for entry_id, entry in entries.items():
             if entry_id not in known[section]:
                 raise CatalogueError(
                     path,
-                    f"{section}: '{entry_id}' is not in {catalogue.paths.catalogue.name}",
+                    _("{section}: '{id}' is not in {catalogue}").format(
+                        section=section, id=entry_id, catalogue=catalogue.paths.catalogue.name
+                    ),
                     line_of(entries),
                 )
             if not isinstance(entry, dict) or not all(
@@ -65,7 +71,9 @@ def load_titles(catalogue: Catalogue, lang: str) -> dict[str, dict[str, dict[str
             ):
                 raise CatalogueError(
                     path,
-                    f"{section}: '{entry_id}' maps {' and '.join(keys)} to text",
+                    _("{section}: '{id}' maps {keys} to text").format(
+                        section=section, id=entry_id, keys=" and ".join(keys)
+                    ),
                     line_of(entry) or line_of(entries),
                 )
             out[section][entry_id] = {key: value.strip() for key, value in entry.items()}

@@ -7,7 +7,10 @@ tutor speaks, unless it says `translations: [en]`), beside English:
   of the English file as it is now, else the check names the stale or missing file;
 - the translated hints file has the same diagnosis ids as the English one, the same number of
   stages for each, and the same `when:` patterns;
-- drills.<lang>.yaml gives the drill a title (tutor.titles).
+- drills.<lang>.yaml gives the drill a title (tutor.titles);
+- the translated hints file's `stories:` map translates every story and output name the drill's
+  tests can show (tutor.stories: collected into drills/stories/<id>.yaml by running them, with
+  the sha256 of the test file, so a test changed since is named too).
 
 Once per check, for the languages any chosen drill lists: `hints/common.<lang>.yaml` by the same
 rules, and drills.<lang>.yaml loads and titles every track.
@@ -17,11 +20,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tutor import stories
 from tutor.catalogue import Catalogue, CatalogueError, Drill
 from tutor.hints import COMMON, HintFileError, Ladder, drill_ladders
 from tutor.i18n import ENGLISH
 from tutor.titles import load_titles, titles_file
-from tutor.translations import Freshness, judge
+from tutor.translations import Freshness, judge, sha256_of
+from tutor.yamlfile import YamlFileError
 
 
 def _shown(path: Path, root: Path) -> str:
@@ -103,7 +108,54 @@ def drill_findings(catalogue: Catalogue, drill: Drill) -> list[tuple[str, bool, 
                 )
             )
         found.append(_title_finding(catalogue, drill, lang))
+        story = _story_finding(catalogue, drill, lang)
+        if story is not None:
+            found.append(story)
     return found
+
+
+SHOWN_STORIES = 3  # a failure quotes this many missing stories, then counts the rest
+
+
+def story_problem(catalogue: Catalogue, drill: Drill, lang: str) -> str:
+    """Why the `lang` translation of `drill`'s test stories is not whole ("" when it is)."""
+    paths = catalogue.paths
+    test_file = paths.test_file(drill.file)
+    collected = paths.stories(drill.id)
+    shown = _shown(collected, paths.root)
+    again = f"run `python -m tutor.stories {drill.id}`, then translate what it lists"
+    if not collected.is_file():
+        return f"{shown} is missing: {again}"
+    try:
+        sha, english = stories.read_collected(collected)
+        table = stories.StoryTable(stories.drill_entries(paths.hints(drill.id), lang))
+    except YamlFileError as exc:
+        return str(exc)
+    if sha != sha256_of(test_file):
+        return (
+            f"{shown} is stale: {_shown(test_file, paths.root)} changed since its stories "
+            f"were collected ({again})"
+        )
+    lacking = [text for text in english if table.lacks(text)]
+    if not lacking:
+        return ""
+    quoted = ", ".join(repr(text) for text in lacking[:SHOWN_STORIES])
+    more = f" and {len(lacking) - SHOWN_STORIES} more" if len(lacking) > SHOWN_STORIES else ""
+    return (
+        f"hints/{drill.id}.{lang}.yaml has no translation under '{stories.KEY}:' for "
+        f"{quoted}{more} ({shown} lists what {drill.id}'s tests can show)"
+    )
+
+
+def _story_finding(catalogue: Catalogue, drill: Drill, lang: str) -> tuple[str, bool, str] | None:
+    if not catalogue.paths.test_file(drill.file).is_file():  # its own rule says it is missing
+        return None
+    problem = story_problem(catalogue, drill, lang)
+    return (
+        f"stories ({lang})",
+        not problem,
+        problem or f"hints/{drill.id}.{lang}.yaml translates every story its tests can show",
+    )
 
 
 def _file_findings(

@@ -19,11 +19,18 @@ import time
 from pathlib import Path
 
 from tutor.catalogue import Catalogue, Drill
+from tutor.i18n import _
 from tutor.paths import LinkRefused, refuse_links
 
 
 class WorkspaceError(Exception):
     """A learner file the tutor will not write; the message names it and says why."""
+
+
+def _no_starter(starter: Path, drill: Drill) -> str:
+    return _("{starter} is missing: the course has no starter for {drill}").format(
+        starter=starter, drill=drill.id
+    )
 
 
 def ensure_mine(catalogue: Catalogue, drill: Drill) -> Path:
@@ -33,7 +40,7 @@ def ensure_mine(catalogue: Catalogue, drill: Drill) -> Path:
     if not mine.exists():
         starter = catalogue.paths.starter(drill.file)
         if not starter.is_file():
-            raise WorkspaceError(f"{starter} is missing: the course has no starter for {drill.id}")
+            raise WorkspaceError(_no_starter(starter, drill))
         _copy_whole(starter, mine)
     return mine
 
@@ -65,7 +72,7 @@ def reset(catalogue: Catalogue, drill: Drill) -> Path | None:
     """Restore the pristine starter; returns where the learner's old file was backed up."""
     starter = catalogue.paths.starter(drill.file)
     if not starter.is_file():
-        raise WorkspaceError(f"{starter} is missing: the course has no starter for {drill.id}")
+        raise WorkspaceError(_no_starter(starter, drill))
     saved = backup(catalogue, drill)
     _copy_whole(starter, catalogue.paths.mine(drill.file))
     return saved
@@ -96,4 +103,6 @@ def check_writable(path: Path, root: Path) -> None:
     except LinkRefused as exc:
         raise WorkspaceError(str(exc)) from None
     if path.exists() and not path.is_file() and path.suffix:
-        raise WorkspaceError(f"{path} is a directory, where your file should be: move it away")
+        raise WorkspaceError(
+            _("{path} is a directory, where your file should be: move it away").format(path=path)
+        )

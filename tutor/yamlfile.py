@@ -7,6 +7,10 @@ from typing import Any
 
 import yaml
 
+from tutor.i18n import N_, _
+
+NOT_YAML = N_("not valid YAML: {why}")  # why: PyYAML's own words ("could not find expected ':'")
+
 
 class LineDict(dict):
     """A mapping from a YAML file that knows the (1-based) line it starts on."""
@@ -41,15 +45,15 @@ def load_yaml(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise YamlFileError(path, f"cannot read: {exc.strerror}") from exc
+        raise YamlFileError(path, _("cannot read: {why}").format(why=exc.strerror)) from exc
     try:
         return yaml.load(text, Loader=_LineLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else None
-        raise YamlFileError(path, f"not valid YAML: {exc.problem or exc}", line) from exc
+        raise YamlFileError(path, _(NOT_YAML).format(why=exc.problem or exc), line) from exc
     except yaml.YAMLError as exc:
-        raise YamlFileError(path, f"not valid YAML: {exc}") from exc
+        raise YamlFileError(path, _(NOT_YAML).format(why=exc)) from exc
 
 
 def line_of(value: Any) -> int | None:

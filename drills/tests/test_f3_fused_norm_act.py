@@ -165,7 +165,7 @@ def expect_bits(
     )
     for suspect in suspects:
         if _nearly_identical(_ulp_distance(actual, suspect.value)):
-            raise DrillFailure(suspect.diagnosis, message, f"Your {what} matches {suspect.story}.")
+            raise DrillFailure(suspect.diagnosis, message, suspect.details_for(what))
     raise DrillFailure(dx.MISMATCH, message)
 
 

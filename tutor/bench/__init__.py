@@ -18,7 +18,6 @@ import json
 import os
 import sys
 import tempfile
-import textwrap
 import threading
 import time
 from collections.abc import Callable
@@ -26,12 +25,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tutor import cells
 from tutor import progress as p
 from tutor.bench.explain import coach_lines, facts_table
 from tutor.bench.occupancy import occupancy
 from tutor.bench.rules import Side
 from tutor.catalogue import Catalogue
 from tutor.gpu import machine_has_gpu
+from tutor.i18n import N_, _
 from tutor.runner import Runner
 from tutor.states import BackendName, BenchStatus
 from tutor.supervisor import (
@@ -48,7 +49,7 @@ CPU_BACKEND = BackendName.CPU  # RunResult.backend when the tests ran in the int
 OUTPUT_TAIL = 4000
 
 
-CPU_EXPLANATION = (
+CPU_EXPLANATION = N_(
     "No timing on the CPU: without a GPU the kernels run in Triton's interpreter, which executes "
     "the program instances one after another in Python. Its times say nothing about how the "
     "kernel would run on a GPU. Run `tutor bench {drill}` on a machine with an NVIDIA GPU."
@@ -190,13 +191,13 @@ def bench_drill(
     )
     if not drill.bench:
         report.status = BenchStatus.NO_CASES
-        report.message = f"drills.yaml lists no bench shapes for {drill_id}"
+        report.message = _("drills.yaml lists no bench shapes for {drill}").format(drill=drill_id)
         return report
     if force_cpu or not (machine_has_gpu() if gpu is None else gpu):
         report.status = BenchStatus.NO_GPU
-        report.message = CPU_EXPLANATION.format(drill=drill_id)
+        report.message = _(CPU_EXPLANATION).format(drill=drill_id)
         if force_cpu:
-            report.message += " (--cpu was given.)"
+            report.message += _(" (--cpu was given.)")
         return report
     ran_on_cpu = False
     if warm is None and runner is not None:
@@ -209,16 +210,16 @@ def bench_drill(
             report.status = BenchStatus.TESTS_FAIL
             first = f" ({result.diagnoses[0]})" if result.diagnoses else ""
             detail = f": {result.message}" if result.message else ""
-            report.message = (
-                f"not timed: tests fail{first}{detail}. Run `tutor check "
-                f"{drill_id}` to see what is wrong."
-            )
+            report.message = _(
+                "not timed: tests fail{first}{detail}. Run `tutor check {drill}` to see what is "
+                "wrong."
+            ).format(first=first, detail=detail, drill=drill_id)
             report.duration = round(time.monotonic() - started, 2)
             return report
         ran_on_cpu = result.backend == CPU_BACKEND
     if ran_on_cpu:  # torch saw no GPU after all (a driver problem, CUDA_VISIBLE_DEVICES)
         report.status = BenchStatus.NO_GPU
-        report.message = "The tests pass on the CPU interpreter. " + CPU_EXPLANATION.format(
+        report.message = _("The tests pass on the CPU interpreter. ") + _(CPU_EXPLANATION).format(
             drill=drill_id
         )
         report.duration = round(time.monotonic() - started, 2)
@@ -290,27 +291,29 @@ def _run_child(
         merge(report, data)
     if data.get("status") == BenchStatus.NO_GPU:
         report.status = BenchStatus.NO_GPU
-        report.message = CPU_EXPLANATION.format(drill=drill_id) + f" ({data.get('message')}.)"
+        report.message = _(CPU_EXPLANATION).format(drill=drill_id) + f" ({data.get('message')}.)"
         return
     complete = data.get("status") == BenchStatus.TIMED
     if ended == TIMED_OUT and complete:
         report.notes.append(
-            "the bench process finished its report but did not exit; it was "
-            f"stopped after {timeout:.0f} s"
+            _(
+                "the bench process finished its report but did not exit; it was stopped after "
+                "{seconds} s"
+            ).format(seconds=f"{timeout:.0f}")
         )
     elif ended == CANCELLED:
         report.status = BenchStatus.ERROR
-        report.message = "the bench was cancelled; the cases measured before that are shown"
+        report.message = _("the bench was cancelled; the cases measured before that are shown")
     elif ended == TIMED_OUT:
         report.status = BenchStatus.ERROR
-        report.message = (
-            f"the bench was stopped after {timeout:.0f} s; the cases measured before that are shown"
-        )
+        report.message = _(
+            "the bench was stopped after {seconds} s; the cases measured before that are shown"
+        ).format(seconds=f"{timeout:.0f}")
     elif not complete:
         report.status = BenchStatus.ERROR
-        report.message = data.get("message") or (
-            f"the bench process ended ({describe_exit(returncode)}) without a report"
-        )
+        report.message = data.get("message") or _(
+            "the bench process ended ({how}) without a report"
+        ).format(how=describe_exit(returncode))
     if report.status != BenchStatus.TIMED:
         report.output = output[-OUTPUT_TAIL:]
 
@@ -428,9 +431,11 @@ def row_from_child(raw: dict[str, Any], copy_gbps: float | None) -> BenchRow:
 # ---- text for the command line ------------------------------------------------------------------
 
 LEGEND = (
-    "µs: do_bench median, the L2 flushed before each call. ref: the reference solution.",
-    "GB/s: the fewest bytes the op must move (each input read once, each output written once).",
-    "graph: GPU time per call replayed in a CUDA graph, for decode-sized shapes (launch-bound).",
+    N_("µs: do_bench median, the L2 flushed before each call. ref: the reference solution."),
+    N_("GB/s: the fewest bytes the op must move (each input read once, each output written once)."),
+    N_(
+        "graph: GPU time per call replayed in a CUDA graph, for decode-sized shapes (launch-bound)."
+    ),
 )
 _COLUMNS = (
     ("yours µs", 9),
@@ -451,39 +456,53 @@ def format_report(report: BenchReport, width: int = 100) -> str:
     """What `tutor bench` prints: a table within `width` columns (columns that hold nothing
     are left out, then the least needed), the coach, notes and a legend."""
     where = _short_path(report.impl)
-    lines = [f"{report.drill}: {where}" + (f" on {report.device}" if report.device else "")]
+    lines = [
+        _("{drill}: {file} on {device}").format(
+            drill=report.drill, file=where, device=report.device
+        )
+        if report.device
+        else f"{report.drill}: {where}"
+    ]
     if (
         report.status in (BenchStatus.TESTS_FAIL, BenchStatus.NO_GPU, BenchStatus.NO_CASES)
         or not report.rows
     ):
-        lines += textwrap.wrap(report.message or f"not timed ({report.status})", width)
+        lines += cells.wrap(
+            report.message or _("not timed ({status})").format(status=report.status), width
+        )
         if report.output:
-            lines += ["", "bench output (last lines):"]
+            lines += ["", _("bench output (last lines):")]
             lines += [f"  {line}" for line in report.output.strip().splitlines()[-15:]]
         return "\n".join(lines)
     anchors = []
     if report.copy_gbps:
-        anchors.append(f"copy bandwidth {report.copy_gbps:.0f} GB/s")
+        anchors.append(_("copy bandwidth {gbps} GB/s").format(gbps=f"{report.copy_gbps:.0f}"))
     if report.launch_us:
         graph = (
-            f" ({report.launch_graph_us:.1f} µs in a CUDA graph)" if report.launch_graph_us else ""
+            _(" ({us} µs in a CUDA graph)").format(us=f"{report.launch_graph_us:.1f}")
+            if report.launch_graph_us
+            else ""
         )
-        anchors.append(f"empty Triton launch {report.launch_us:.1f} µs{graph}")
+        anchors.append(
+            _("empty Triton launch {us} µs{graph}").format(
+                us=f"{report.launch_us:.1f}", graph=graph
+            )
+        )
     if report.matmul_tflops and any(row.flops for row in report.rows):
-        anchors.append(f"bf16 matmul {report.matmul_tflops:.0f} TFLOP/s")
+        anchors.append(
+            _("bf16 matmul {tflops} TFLOP/s").format(tflops=f"{report.matmul_tflops:.0f}")
+        )
     if anchors:
-        lines += textwrap.wrap(" · ".join(anchors), width)
+        lines += cells.wrap(" · ".join(anchors), width)
     lines += ["", *_table(report, width)]
     coached = [row for row in report.rows if row.perf_verdict]
     if coached:
-        lines += [""] + textwrap.wrap(
-            "Perf coach (your kernel against the reference; GPU time in a CUDA graph):", width
+        lines += [""] + cells.wrap(
+            _("Perf coach (your kernel against the reference; GPU time in a CUDA graph):"), width
         )
         for row in coached:
             lines += [""] + [
-                wrapped
-                for line in coach_lines(row)
-                for wrapped in textwrap.wrap(line, width, subsequent_indent="    ")
+                wrapped for line in coach_lines(row) for wrapped in _hanging(line, width)
             ]
             lines += facts_table(row, report.limits)
     notes = list(report.notes)
@@ -495,9 +514,17 @@ def format_report(report: BenchReport, width: int = 100) -> str:
     if notes:
         lines.append("")
     for note in notes:
-        lines += textwrap.wrap(note, width, initial_indent="! ", subsequent_indent="  ")
-    legend = [wrapped for text in LEGEND for wrapped in textwrap.wrap(text, width)]
+        wrapped = cells.wrap(note, width, indent="  ")
+        lines += ["! " + wrapped[0][2:], *wrapped[1:]] if wrapped else []
+    legend = [wrapped for text in LEGEND for wrapped in cells.wrap(_(text), width)]
     return "\n".join(lines + ["", *legend])
+
+
+def _hanging(line: str, width: int) -> list[str]:
+    """`line` wrapped by terminal cells, its second and later lines indented by four."""
+    lead = len(line) - len(line.lstrip(" "))
+    first, *rest = cells.wrap(line, width, indent=" " * lead) or [""]
+    return [first, *cells.wrap(" ".join(r.strip() for r in rest), width, indent="    ")]
 
 
 def _table(report: BenchReport, width: int) -> list[str]:

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from tutor import cells as cell_width
 from tutor.bench.occupancy import occupancy
 from tutor.bench.rules import Side
+from tutor.i18n import N_, _
 
-SIDES = (("mine", "yours"), ("reference", "reference"))
+SIDES = (("mine", N_("yours")), ("reference", N_("reference")))
+# The names of a case's yardstick (tutor.bench.coach.SIDES), for the verdict's language.
+YARDSTICKS = {"the reference": N_("the reference"), "torch eager": N_("torch eager")}
 LABEL_WIDTH = 26
 CELL_WIDTH = 24
 
@@ -23,13 +27,26 @@ CELL_WIDTH = 24
 def verdict_line(row: Any) -> str:
     """One line: the case, its first perf diagnosis (or "at the reference"), the time ratio,
     and for a matmul-like case its share of the card's matmul rate."""
-    ratio = f" ({row.perf_ratio:.2f}x the time of {row.yardstick})" if row.perf_ratio else ""
+    ratio = (
+        _(" ({ratio}x the time of {yardstick})").format(
+            ratio=f"{row.perf_ratio:.2f}",
+            yardstick=_(YARDSTICKS[row.yardstick])
+            if row.yardstick in YARDSTICKS
+            else row.yardstick,
+        )
+        if row.perf_ratio
+        else ""
+    )
     if row.tflops and row.pct_matmul:
-        ratio += f", {row.tflops:.0f} TFLOP/s = {row.pct_matmul:.0f}% of the card's bf16 matmul"
+        ratio += _(", {tflops} TFLOP/s = {pct}% of the card's bf16 matmul").format(
+            tflops=f"{row.tflops:.0f}", pct=f"{row.pct_matmul:.0f}"
+        )
     if not row.perf_verdict:
-        return f"{row.short_label}: no yardstick timed, so no verdict"
+        return _("{case}: no yardstick timed, so no verdict").format(case=row.short_label)
     if not row.perf:
-        return f"{row.short_label}: at the reference's speed{ratio}"
+        return _("{case}: at the reference's speed{ratio}").format(
+            case=row.short_label, ratio=ratio
+        )
     return f"{row.short_label}: {row.perf[0]['id']}{ratio}"
 
 
@@ -37,14 +54,14 @@ def coach_lines(row: Any) -> list[str]:
     """The verdict and, for a slow case, what the evidence says (each diagnosis, first first)."""
     lines = [verdict_line(row)]
     for number, finding in enumerate(row.perf):
-        lead = "  " if number == 0 else "  also: "
+        lead = "  " if number == 0 else "  " + _("also: ")
         lines.append(f"{lead}{finding['text']}")
     return lines
 
 
 def facts_table(row: Any, limits: dict[str, Any]) -> list[str]:
     """The main launch of each side as a small table; [] when no facts were read."""
-    sides = [(title, _main(row.facts.get(name, {}))) for name, title in SIDES]
+    sides = [(_(title), _main(row.facts.get(name, {}))) for name, title in SIDES]
     sides = [
         (title, launch, row.facts.get(name, {}))
         for (title, launch), (name, _) in zip(sides, SIDES, strict=True)
@@ -54,56 +71,64 @@ def facts_table(row: Any, limits: dict[str, Any]) -> list[str]:
         return []
     fits = [occupancy(launch, limits) if limits else None for _, launch, _ in sides]
     rows = [
-        ("kernel", [launch.get("kernel", "?") for _, launch, _ in sides]),
+        (N_("kernel"), [launch.get("kernel", "?") for _, launch, _ in sides]),
         (
-            "registers / spills",
+            N_("registers / spills"),
             [
                 f"{_n(launch.get('n_regs'))} / {_n(launch.get('n_spills'))}"
                 for _, launch, _ in sides
             ],
         ),
         (
-            "warps, stages",
+            N_("warps, stages"),
             [
                 f"{_n(launch.get('num_warps'))}, {_n(launch.get('num_stages'))}"
                 for _, launch, _ in sides
             ],
         ),
-        ("shared memory", [_kb(launch.get("shared")) for _, launch, _ in sides]),
+        (N_("shared memory"), [_kb(launch.get("shared")) for _, launch, _ in sides]),
         (
-            "programs (grid)",
+            N_("programs (grid)"),
             [
                 f"{launch.get('programs', '?')} {tuple(launch.get('grid', []))}"
                 for _, launch, _ in sides
             ],
         ),
         (
-            "programs per SM",
+            N_("programs per SM"),
             [f"{fit.programs_per_sm} ({fit.limiter})" if fit else "?" for fit in fits],
         ),
         (
-            "warps on an SM",
-            [f"{fit.resident_warps} of {fit.max_warps_per_sm}" if fit else "?" for fit in fits],
+            N_("warps on an SM"),
+            [
+                _("{resident} of {most}").format(
+                    resident=fit.resident_warps, most=fit.max_warps_per_sm
+                )
+                if fit
+                else "?"
+                for fit in fits
+            ],
         ),
         (
-            "waves (last one full)",
+            N_("waves (last one full)"),
             [f"{fit.waves:g} ({fit.last_wave_fill:.0%})" if fit else "?" for fit in fits],
         ),
         (
-            "GPU kernels per call",
+            N_("GPU kernels per call"),
             [
                 str(len(facts.get("kernels", [])) or len(facts.get("launches", [])))
                 for _, _, facts in sides
             ],
         ),
     ]
-    head = f"  {'launch facts':<{LABEL_WIDTH}}" + "".join(
-        f"{title:<{CELL_WIDTH}}" for title, _, _ in sides
-    )
+    head = "  " + cell_width.ljust(_("launch facts"), LABEL_WIDTH)
+    head += "".join(cell_width.ljust(title, CELL_WIDTH) for title, _, _ in sides)
     lines = [head]
     for label, cells in rows:
         lines.append(
-            f"  {label:<{LABEL_WIDTH}}" + "".join(f"{_cut(cell):<{CELL_WIDTH}}" for cell in cells)
+            "  "
+            + cell_width.ljust(_(label), LABEL_WIDTH)
+            + "".join(cell_width.ljust(_cut(cell), CELL_WIDTH) for cell in cells)
         )
     return lines
 

@@ -25,7 +25,7 @@ from tutor import diagnoses as dx
 from tutor import i18n
 from tutor.catalogue import load_catalogue
 from tutor.harness import backend as backend_mod
-from tutor.harness import learner
+from tutor.harness import learner, story_text
 from tutor.harness.failures import DrillFailure
 from tutor.harness.inputs import guard_fill
 from tutor.paths import CoursePaths
@@ -127,6 +127,7 @@ def impl(request: pytest.FixtureRequest) -> learner.Learner:
     # The test module is <course>/drills/tests/test_<file>: its course is the one tested.
     test_file = Path(request.module.__file__).resolve()
     paths = CoursePaths(test_file.parents[2])
+    story_text.use(paths.hints(request.module.DRILL))  # its stories in the learner's language
     config = request.config
     functions = config.getoption("--impl-functions")
     if functions is None:

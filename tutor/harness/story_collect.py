@@ -1,0 +1,45 @@
+"""Collect the English a drill's tests can show: `python -m tutor.harness.story_collect TEST
+SOLUTION OUT.json` (tutor.stories runs it; learner code is not involved, only the solution).
+
+The tests run twice on the solution, on the CPU, with every `Suspect` and output name recorded:
+once as they are (every suspect list a correct kernel's run builds), and once with each
+comparison without suspects failing and each with suspects passing, so that a test that builds
+its suspects only for a wrong output (t4 does, for speed) builds them too and goes on to its
+other comparisons. The union is written to OUT.json, sorted.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tutor.harness import story_text
+
+
+def main(argv: list[str]) -> int:
+    test_file, solution, out = argv
+    story_text.collecting = True
+    for forcing in (False, True):
+        story_text.forcing = forcing
+        pytest.main(
+            [
+                test_file,
+                "--impl",
+                solution,
+                "--cpu",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:xdist",
+            ]
+        )
+    Path(out).write_text(json.dumps(sorted(story_text.seen), ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
