@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 
@@ -187,6 +188,18 @@ def test_a_helper_called_again_and_again_is_bound_once_per_launch(k, monkeypatch
             counted[steps] = len(bindings)
     assert counted[6] == counted[1]
     assert k.rsqrt.__module__ == "triton.language.math"
+
+
+def test_numpy_dtypes_looked_up_once_are_the_interpreters_own(k):
+    # Looked up once per Triton type: each type keeps its own numpy dtype, asked again and again.
+    from triton.runtime import interpreter as interp
+
+    types = [tl.float32, tl.bfloat16, tl.int1, tl.int64, tl.pointer_type(tl.float32)]
+    types += [tl.block_type(t, [4, 2]) for t in types] + [tl.block_type(tl.int8, [4, 2])]
+    for _ in range(2):
+        for t in types:
+            assert interp._get_np_dtype(t) == interp._get_np_dtype.__wrapped__(t), t
+    assert interp._get_np_dtype(tl.block_type(tl.bfloat16, [8])) == np.uint16
 
 
 def test_loop_variables_are_scalar_tensors(k):
