@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 
@@ -109,6 +110,19 @@ if os.environ.get(CHILD):  # the kernels exist in the child only, interpreted an
         for j in range(0, 1):
             tl.store(y_ptr + n + j.to(tl.int64), 7.0)
 
+    @triton.jit
+    def scaled_rsqrt(v, scale):
+        return rsqrt(v) * tl.max(scale, axis=0)
+
+    @triton.jit
+    def helper_in_a_loop(x_ptr, y_ptr, n_steps, BLOCK: tl.constexpr):
+        o = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + o)
+        acc = tl.zeros([BLOCK], tl.float32)
+        for _ in range(n_steps):
+            acc += scaled_rsqrt(x, x)
+        tl.store(y_ptr + tl.program_id(0) * BLOCK + o, acc)
+
 
 @pytest.fixture(scope="module")
 def k():
@@ -149,6 +163,43 @@ def test_builtins_imported_by_name(k):
     k.name_imported[(1,)](x, y, BLOCK=8)
     torch.testing.assert_close(y, torch.rsqrt(x))
     assert k.rsqrt.__module__ == "triton.language.math"  # restored after the launch
+
+
+def test_a_helper_called_again_and_again_is_bound_once_per_launch(k, monkeypatch):
+    # Each call of a jit helper re-bound every builtin of tl, tl.core and tl.math (a third of
+    # the drills' CPU time); bound once per function per launch, the helper still computes
+    # with them on every call, in every program and every launch, and the names imported by
+    # name are restored after it.
+    from triton.runtime import interpreter as interp
+
+    bindings = []
+    original = interp._patch_builtin
+    monkeypatch.setattr(
+        interp, "_patch_builtin", lambda *a: (bindings.append(a[0]), original(*a))[1]
+    )
+    x = torch.linspace(0.5, 4.0, 8)
+    counted = {}
+    for steps in (1, 6):
+        for _ in range(2):
+            y = torch.zeros(16)
+            bindings.clear()
+            k.helper_in_a_loop[(2,)](x, y, steps, BLOCK=8)
+            torch.testing.assert_close(y, (steps * torch.rsqrt(x) * 4.0).repeat(2))
+            counted[steps] = len(bindings)
+    assert counted[6] == counted[1]
+    assert k.rsqrt.__module__ == "triton.language.math"
+
+
+def test_numpy_dtypes_looked_up_once_are_the_interpreters_own(k):
+    # Looked up once per Triton type: each type keeps its own numpy dtype, asked again and again.
+    from triton.runtime import interpreter as interp
+
+    types = [tl.float32, tl.bfloat16, tl.int1, tl.int64, tl.pointer_type(tl.float32)]
+    types += [tl.block_type(t, [4, 2]) for t in types] + [tl.block_type(tl.int8, [4, 2])]
+    for _ in range(2):
+        for t in types:
+            assert interp._get_np_dtype(t) == interp._get_np_dtype.__wrapped__(t), t
+    assert interp._get_np_dtype(tl.block_type(tl.bfloat16, [8])) == np.uint16
 
 
 def test_loop_variables_are_scalar_tensors(k):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -41,13 +43,27 @@ def test_slow_call():
 """
 
 
+@pytest.fixture(scope="module")
+def event_lines(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The events of one session of TESTS in a child pytest (torch's import makes a child
+    cost seconds: the tests below read the same session, once per xdist worker)."""
+    folder = tmp_path_factory.mktemp("events")
+    (folder / "test_sample.py").write_text(TESTS, encoding="utf-8")
+    path = folder / "events.jsonl"
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "tutor.pytest_events", f"--tutor-events={path}"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 1, result.stdout[-3000:] + result.stderr[-2000:]
+    return path.read_text().splitlines()
+
+
 @pytest.fixture
-def events(pytester: pytest.Pytester):
-    pytester.makepyfile(test_sample=TESTS)
-    path = pytester.path / "events.jsonl"
-    result = pytester.runpytest_subprocess("-p", "tutor.pytest_events", f"--tutor-events={path}")
-    assert result.ret == 1
-    return [json.loads(line) for line in path.read_text().splitlines()]
+def events(event_lines: list[str]) -> list[dict]:
+    return [json.loads(line) for line in event_lines]
 
 
 def test_one_event_per_test_in_order(events):

@@ -25,6 +25,14 @@ a test in tests/test_interpreter.py. They were written against triton 3.9's
    loops, so `i` is a Python int and `i.to(tl.int64)` raises "'int' object has no attribute
    'to'". On the GPU a loop variable is an int32 scalar (int64 when a bound is): so it is here,
    while a kernel runs (`tl.static_range` still gives Python ints, as it gives constants).
+5. Plain globals. A kernel that reads a plain Python global is refused, as the compiler does.
+6. bf16 `tl.dot`: both tiles go to fp32 first, as the GPU multiplies them.
+7. Speed: one patch per function per launch. The interpreter re-binds every builtin of `tl`,
+   `tl.core` and `tl.math` at each call of a jit helper (tl.sum, tl.max, the learner's own),
+   dozens of times per program, and keeps what it bound until the launch ends: the bindings
+   a function needs are in place after its first call of a launch, and later calls skip them.
+8. Speed: the numpy dtype of a Triton type is looked up once per type (the interpreter builds
+   a table of twenty dtypes for each lookup, a tenth of its time in loops of small blocks).
 
 What is left (bf16 kept as raw integers, fp32 -> bf16 truncation, ...) is listed in
 docs/interpreter-limits.md; `InterpreterLimit` and `is_limit` let the harness say "the
@@ -86,6 +94,9 @@ def install() -> None:
         ("loop variables as scalars", "GridExecutor", _patch_loop_variables),
         ("plain globals refused", "_patch_lang", _patch_global_reads),
         ("bf16 tl.dot on numbers", "InterpreterBuilder", _patch_bf16_dot),
+        # Last: it wraps every patch of _patch_lang above.
+        ("one patch per function per launch", "_patch_lang", _patch_once_per_launch),
+        ("numpy dtypes looked up once", "_get_np_dtype", _patch_np_dtype_lookup),
     ):
         if not hasattr(interp, target):
             skipped.append(name)
@@ -409,7 +420,7 @@ def _allowed_global(value: Any) -> bool:
     )
 
 
-def _read_names(code: Any) -> set[str]:
+def _read_names(code: Any) -> frozenset[str]:
     """The names `code` (and the code nested in it) reads as globals.
 
     Only LOAD_GLOBAL / LOAD_NAME: `co_names` also holds attribute names, so `tile.T` (a
@@ -419,14 +430,21 @@ def _read_names(code: Any) -> set[str]:
     """
     import dis
 
+    if code in _names_read:
+        return _names_read[code]
     names = {ins.argval for ins in dis.get_instructions(code) if ins.opname in _GLOBAL_READS}
     for const in code.co_consts:
         if hasattr(const, "co_names"):
             names |= _read_names(const)
+    names = frozenset(names)
+    _names_read[code] = names
     return names
 
 
 _GLOBAL_READS = {"LOAD_GLOBAL", "LOAD_NAME"}
+# A code object's global reads never change: read once (dis walks the bytecode, at every call
+# of every jit helper of a kernel otherwise).
+_names_read: dict[Any, frozenset[str]] = {}
 
 
 def refused_global(fn: Any) -> tuple[str, Any] | None:
@@ -503,6 +521,68 @@ def _patch_bf16_dot(interp: Any) -> None:
         return original(self, a, b, d, input_precision, max_num_imprecise_acc)
 
     interp.InterpreterBuilder.create_dot = create_dot
+
+
+# 7. One patch per function per launch ------------------------------------------------------
+#
+# `_patch_lang(fn)` binds the interpreter's builtins into `tl`, `tl.core`, `tl.math`, tensor and
+# fn's globals (and the patches above add theirs). The launch calls it for the kernel, and
+# undoes it when the launch ends; each call of a jit helper during the launch (tl.sum, tl.max,
+# tl.cdiv, the learner's own) calls it again and never undoes it, so what it binds for a
+# function stays bound until the launch ends. Binding it again for the same function finds
+# the same names and binds the same things: only the first call of each function in a launch
+# needs it. (It was a third of the interpreter's time in the drills' tests: each call lists the
+# members of every module with inspect.getmembers.)
+
+_patched: set[Any] | None = None  # the functions patched in the launch running now
+
+
+def _patch_once_per_launch(interp: Any) -> None:
+    original_patch_lang = interp._patch_lang
+    original_call = interp.GridExecutor.__call__
+
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        global _patched
+        outer, _patched = _patched, set()
+        try:
+            return original_call(self, *args, **kwargs)
+        finally:
+            _patched = outer
+
+    def patch_lang(fn: Any) -> Any:
+        if _patched is not None and fn in _patched:
+            return interp._LangPatchScope()  # bound already, until the launch undoes it
+        scope = original_patch_lang(fn)
+        if _patched is not None:
+            _patched.add(fn)
+        return scope
+
+    interp.GridExecutor.__call__ = call
+    interp._patch_lang = patch_lang
+
+
+# 8. numpy dtypes looked up once -------------------------------------------------------------
+#
+# `_get_np_dtype(tt_dtype)` builds its table of Triton -> numpy dtypes at every call (each
+# operation of an interpreted kernel makes a few calls). A Triton type's name says all it is
+# (`fp32`, `pointer<fp32>`, `<[128], fp32>`), and types compare and hash by their names.
+
+
+def _patch_np_dtype_lookup(interp: Any) -> None:
+    original = interp._get_np_dtype
+    known: dict[Any, Any] = {}
+
+    def get_np_dtype(tt_dtype: Any) -> Any:
+        try:
+            return known[tt_dtype]
+        except KeyError:
+            found = known[tt_dtype] = original(tt_dtype)
+            return found
+        except TypeError:  # not hashable: not a Triton type, the interpreter says what it is
+            return original(tt_dtype)
+
+    get_np_dtype.__wrapped__ = original
+    interp._get_np_dtype = get_np_dtype
 
 
 def is_limit(exc: BaseException) -> str | None:
