@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tutor import bench
+from tutor import bench, i18n
 from tutor import results as r
 from tutor.bench import child as bench_child
 from tutor.bench.recipe import DTYPES, RecipeError, load_recipes
@@ -321,9 +321,11 @@ def test_a_failing_kernel_is_not_timed(catalogue, no_child):
 
 
 FAKE_CHILD = """
-import json, sys, time
+import json, os, sys, time
 out = sys.argv[sys.argv.index("--out") + 1]
 mode = {mode!r}
+if mode == "lang":
+    print("[bench] language " + os.environ.get("TUTOR_LANG", "not given"), flush=True)
 if mode == "sleep":
     print("[bench] starting", flush=True)
     time.sleep(60)
@@ -366,6 +368,24 @@ def test_the_bench_process_report_is_read_into_rows(catalogue, tmp_path):
     times = (row.impl_us, row.reference_us, row.eager_us, row.compile_us)
     assert times == (36.5, 36.0, 131.7, None)
     assert round(row.gbps) == 3677 and round(row.pct_copy) == 86
+
+
+def test_the_bench_process_is_told_the_learners_language(catalogue, tmp_path):
+    lines: list[str] = []
+    try:
+        i18n.activate("zh")
+        bench.bench_drill(
+            catalogue,
+            "t2",
+            "solutions",
+            verify=False,
+            python=_fake_python(tmp_path, "lang"),
+            gpu=True,
+            on_progress=lines.append,
+        )
+    finally:
+        i18n.activate("en")
+    assert "[bench] language zh" in lines  # so the coach's findings are written in Chinese
 
 
 def test_a_bench_process_that_runs_too_long_is_stopped(catalogue, tmp_path):
@@ -485,8 +505,13 @@ def test_anchors_are_measured_once_per_card_and_software(monkeypatch, tmp_path):
 
 def test_bench_process_without_a_gpu_writes_no_gpu(monkeypatch, tmp_path):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setenv("TUTOR_LANG", "zh")
     out = tmp_path / "report.json"
-    code = bench_child.main(["--drill", "t2", "--impl", "x.py", "--out", str(out)])
+    try:
+        code = bench_child.main(["--drill", "t2", "--impl", "x.py", "--out", str(out)])
+        assert i18n.current() == "zh"  # it speaks what the tutor passed in $TUTOR_LANG
+    finally:
+        i18n.activate("en")
     assert code == 0
     assert json.loads(out.read_text())["status"] == BenchStatus.NO_GPU
 

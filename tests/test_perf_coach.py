@@ -11,7 +11,7 @@ from __future__ import annotations
 from cli_helpers import tutor
 from recorded import entry, recorded_report
 
-from tutor import bench
+from tutor import bench, i18n
 from tutor.catalogue import load_catalogue
 from tutor.perf_coach import PerfCoach, fill_numbers
 from tutor.progress import ProgressStore
@@ -75,3 +75,14 @@ def test_numbers_fill_in_and_other_placeholders_are_left_alone():
     numbers = {"n_regs": 40, "ref_us": None}
     text = fill_numbers("<n_regs> registers (ref <ref_us> µs), see <drill>", numbers)
     assert text == "40 registers (ref ? µs), see <drill>"
+
+
+def test_the_words_among_the_numbers_are_shown_in_the_learners_language():
+    numbers = {"limiter": "registers", "yardstick": "the reference", "kernel": "_k"}
+    text = "<kernel>: limited by <limiter>, against <yardstick>"
+    assert fill_numbers(text, numbers) == "_k: limited by registers, against the reference"
+    try:
+        i18n.activate("zh")
+        assert fill_numbers(text, numbers) == "_k: limited by 寄存器, against 参考解"
+    finally:
+        i18n.activate("en")

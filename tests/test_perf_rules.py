@@ -11,10 +11,12 @@ evidence a diagnosis rests on must take the diagnosis away.
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 from recorded import RECORDED, ROOT
 
+from tutor import i18n
 from tutor.bench import rules
 from tutor.bench.coach import coach_rows
 from tutor.bench.occupancy import BLOCKS, REGISTERS, SHARED, WARPS, occupancy
@@ -47,6 +49,26 @@ def test_recorded_facts_get_their_perf_diagnosis(entry):
     else:
         assert named and named[0] == entry["expected"], row["perf"]
         assert row["perf"][0]["text"]  # a sentence with the learner's numbers
+
+
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+@pytest.mark.parametrize("entry", BENCHES, ids=[f"{e['drill']}/{e['file']}" for e in BENCHES])
+def test_a_finding_in_chinese_has_the_same_id_and_numbers(entry):
+    english = _judged(entry)["perf"]
+    try:
+        i18n.activate("zh")
+        chinese = _judged(entry)["perf"]
+    finally:
+        i18n.activate("en")
+    assert [f["id"] for f in chinese] == [f["id"] for f in english]
+    assert [f["numbers"] for f in chinese] == [f["numbers"] for f in english]  # --json's
+    for en, zh in zip(english, chinese, strict=True):
+        if en["id"] in rules.PERF_IDS or en["id"] == rules.SLOWER_ID:  # a drill's lever: its own
+            assert _CJK.search(zh["text"]), zh["text"]
+            assert sorted(_NUMBER.findall(zh["text"])) == sorted(_NUMBER.findall(en["text"]))
 
 
 def test_every_shared_perf_diagnosis_is_recorded_twice():

@@ -15,6 +15,7 @@ from cli_helpers import padding_where_mutant, tutor
 
 from tutor.catalogue import load_catalogue
 from tutor.dev import check as devcheck
+from tutor.dev import patches
 from tutor.stories import StoryTable, read_collected, table_entries
 from tutor.yamlfile import YamlFileError
 
@@ -74,7 +75,7 @@ def test_a_buggy_t3_checked_in_chinese_tells_the_story_in_chinese(course):
     details = [t["details"] for t in json.loads(out.stdout)["tests"] if t.get("details")]
     told = [d for d in details if d.startswith("你的 ")]
     assert told, details
-    assert all("padding lane 的 (0 - mean)^2" in d for d in told)
+    assert all("填充位的 (0 - mean)^2" in d for d in told)
     assert not [d for d in told if PADDING_STORY in d or ENGLISH_WORDS.search(d)]
     english = tutor(
         course,
@@ -89,6 +90,45 @@ def test_a_buggy_t3_checked_in_chinese_tells_the_story_in_chinese(course):
         timeout=600,
     )
     assert any(PADDING_STORY in t.get("details", "") for t in json.loads(english.stdout)["tests"])
+
+
+def test_a_t4_loop_that_stops_early_shows_its_evidence_in_chinese(course):
+    # The test's own evidence (a DrillFailure's details), not a suspect's story: the columns
+    # the short loop left wrong, in the drill's stories map.
+    mutant = course.root / "loop_bound_mutant.py"
+    solution = course.solution("t4_softmax_online.py").read_text()
+    mutant.write_text(
+        patches.apply(
+            solution, (course.mutants("t4") / "loop-bound__both_passes.patch").read_text()
+        )
+    )
+    runs = {
+        lang: tutor(
+            course,
+            "--cpu",
+            "check",
+            "t4",
+            "--impl",
+            str(mutant),
+            "--json",
+            "--lang",
+            lang,
+            timeout=600,
+        )
+        for lang in ("en", "zh")
+    }
+    details = {}
+    for lang, out in runs.items():
+        assert out.returncode == 1, out.stderr
+        details[lang] = {t["id"]: t.get("details", "") for t in json.loads(out.stdout)["tests"]}
+    evidence = [i for i, text in details["en"].items() if text.startswith("Columns 0..")]
+    assert evidence, details["en"]
+    for test_id in evidence:
+        en, zh = details["en"][test_id], details["zh"][test_id]
+        assert "The loop stops before the last" in en
+        assert zh.startswith("第 0..") and "循环在最后那个不完整的块之前就停了" in zh
+        assert not ENGLISH_WORDS.search(zh), zh
+        assert re.findall(r"\d+", zh) == re.findall(r"\d+", en)  # the same columns and block
 
 
 def _story_problem(course) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tutor import progress as p
+from tutor.bench.rules import shown
 from tutor.catalogue import Catalogue
 from tutor.hints import HintBook, fill
 
@@ -40,14 +41,15 @@ class PerfView:
 
 
 def fill_numbers(text: str, numbers: dict[str, Any]) -> str:
-    """`<n_regs>` -> the measured value. A name the bench measured but left empty reads "?";
-    other angle-bracket names are left for tutor.hints.fill (`<drill>`, `<count>`)."""
+    """`<n_regs>` -> the measured value (a word among them, `<limiter>`, in the learner's
+    language). A name the bench measured but left empty reads "?"; other angle-bracket names
+    are left for tutor.hints.fill (`<drill>`, `<count>`)."""
 
     def number(match: re.Match) -> str:
         name = match.group(1)
         if name not in numbers:
             return match.group(0)
-        return "?" if numbers[name] is None else str(numbers[name])
+        return "?" if numbers[name] is None else shown(numbers[name])
 
     return NUMBER.sub(number, text)
 

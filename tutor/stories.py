@@ -208,8 +208,11 @@ def write_collected(path: Path, drill_id: str, test_file: Path, english: list[st
     tmp.replace(path)
 
 
-def collect(test_file: Path, solution: Path, root: Path) -> list[str]:
-    """Run `test_file` on `solution` in a child and return the English its tests built."""
+def collect(
+    test_file: Path, solution: Path, root: Path, mutants: tuple[Path, ...] = ()
+) -> list[str]:
+    """Run `test_file` on `solution` (and on each known-buggy kernel in `mutants`) in a child
+    and return the English its tests built."""
     import json
     import subprocess
     import tempfile
@@ -224,6 +227,7 @@ def collect(test_file: Path, solution: Path, root: Path) -> list[str]:
                 str(test_file),
                 str(solution),
                 str(out),
+                *map(str, mutants),
             ],
             cwd=root,
             check=True,
@@ -235,6 +239,7 @@ def collect(test_file: Path, solution: Path, root: Path) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     """`python -m tutor.stories ID [ID ...]`: collect each drill's English into drills/stories/."""
     from tutor.catalogue import load_catalogue
+    from tutor.dev.check import targets
     from tutor.i18n import CHINESE
     from tutor.paths import CoursePaths, find_root
 
@@ -243,7 +248,12 @@ def main(argv: list[str] | None = None) -> int:
     catalogue = load_catalogue(paths)
     for drill in [catalogue.drill(i) for i in ids] or catalogue.drills:
         test_file = paths.test_file(drill.file)
-        english = collect(test_file, paths.solution(drill.file), paths.root)
+        buggy = tuple(
+            t.path
+            for t in targets(catalogue, drill, starter=False)
+            if t.expect != "pass" and not t.stale
+        )
+        english = collect(test_file, paths.solution(drill.file), paths.root, buggy)
         target = paths.stories(drill.id)
         write_collected(target, drill.id, test_file, english)
         table = table_for(paths.hints(drill.id), CHINESE)

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tutor import cells
+from tutor import cells, i18n
 from tutor import progress as p
 from tutor.bench.explain import coach_lines, facts_table
 from tutor.bench.occupancy import occupancy
@@ -279,6 +279,7 @@ def _run_child(
             PYTHONUNBUFFERED="1",
             PYTHONDONTWRITEBYTECODE="1",
             **catalogue.paths.kernel_cache_env(),
+            **i18n.child_env(),  # the coach's findings, in the learner's language
         )
         env.pop("TRITON_INTERPRET", None)  # timings need the real GPU
         package_parent = str(Path(__file__).resolve().parents[2])

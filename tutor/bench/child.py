@@ -36,6 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tutor import i18n
 from tutor.bench.timing import (
     GRAPH_CALLS,
     _copy_gbps,
@@ -81,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         "--remeasure", action="store_true", help="measure the copy and launch anchors again"
     )
     args = parser.parse_args(argv)
+    i18n.activate_from_env()  # the tutor passes the learner's language in $TUTOR_LANG
     if argv is None:  # run as the bench process: end with the tutor, take our leftovers along
         from tutor.child_guard import install
 

@@ -10,6 +10,9 @@ times (GPU time per call in a CUDA graph, and the per-call time that adds the ho
 cost). Nothing here reads source text or times anything: these are pure functions of recorded
 facts, so they are tested on the CPU with facts recorded on an H200.
 
+A finding's text is in the active language (tutor.i18n: the bench process is told the
+learner's); its id and numbers are the same in every language, as `--json` promises.
+
 The yardstick is the reference solution when the learner's file is timed beside it, and torch
 eager when the file is the reference itself. Every rule first needs the kernel to be slower
 than the yardstick by SLOWER (GPU time); then the most specific evidence comes first:
@@ -31,7 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from tutor.bench.occupancy import Fit, occupancy
+from tutor.bench.occupancy import BLOCKS, REGISTERS, SHARED, WARPS, Fit, occupancy
+from tutor.i18n import N_, _, ngettext
 
 SLOWER = 1.15  # GPU time over the yardstick's before anything is claimed (runs vary ~3%)
 AT_REFERENCE = "at-reference"
@@ -55,6 +59,17 @@ SMALL_BLOCK_BYTES = 16 * 1024
 LOW_OCCUPANCY = 0.25  # resident warps over the SM's 64, at or below which latency shows
 EXTRA_SHARE = 0.1  # kernels beyond the yardstick's that take this share of the GPU time
 TRAFFIC_RATIO = 1.3  # time at copy bandwidth implies this many times the fewest bytes
+# The names a finding may give a side (tutor.bench.coach.SIDES) and what limits occupancy
+# (tutor.bench.occupancy): kept in English in the numbers, shown in the learner's language.
+SIDE_NAMES = (N_("your kernel"), N_("the reference"), N_("torch eager"))
+GRID_LIMITER = N_("the grid")
+LIMITERS = {
+    GRID_LIMITER: GRID_LIMITER,
+    REGISTERS: N_("registers"),
+    SHARED: N_("shared memory"),
+    WARPS: N_("warps"),
+    BLOCKS: N_("blocks"),
+}
 
 
 @dataclass
@@ -194,9 +209,10 @@ def spills(case: Case) -> Finding | None:
     }
     return Finding(
         "spills",
-        f"{numbers['kernel']} spills: each thread keeps {numbers['spill_bytes']} bytes in local "
-        f"memory (slow DRAM behind the L1): {numbers['n_regs']} registers a thread, at "
-        f"{_count(numbers['num_warps'], 'warp')}, could not hold its values.",
+        _(
+            "{kernel} spills: each thread keeps {spill_bytes} bytes in local memory (slow DRAM "
+            "behind the L1): {n_regs} registers a thread, at {warps}, could not hold its values."
+        ).format(**numbers, warps=_warps(numbers["num_warps"])),
         numbers,
     )
 
@@ -211,8 +227,10 @@ def no_tensor_cores(case: Case) -> Finding | None:
     numbers = {**_common(case), "kernel": main.get("kernel"), "tflops": _tflops(case)}
     return Finding(
         "no-tensor-cores",
-        f"{numbers['kernel']} has no tensor-core instruction (no mma in its PTX): its "
-        f"multiply-adds run on the ordinary FP32 units, at {numbers['tflops']} TFLOP/s.",
+        _(
+            "{kernel} has no tensor-core instruction (no mma in its PTX): its multiply-adds run "
+            "on the ordinary FP32 units, at {tflops} TFLOP/s."
+        ).format(**numbers),
         numbers,
     )
 
@@ -233,9 +251,11 @@ def small_tiles(case: Case) -> Finding | None:
     }
     return Finding(
         "small-tiles",
-        f"{numbers['kernel']} splits the output into {mine['programs']} tiles where the "
-        f"reference uses {base['programs']}: each tile does {numbers['tile_ratio']}x less "
-        "work, so it reloads its inputs that much more often for each multiply-add.",
+        _(
+            "{kernel} splits the output into {programs} tiles where the reference uses "
+            "{ref_programs}: each tile does {tile_ratio}x less work, so it reloads its inputs "
+            "that much more often for each multiply-add."
+        ).format(**numbers),
         numbers,
     )
 
@@ -257,9 +277,11 @@ def small_blocks(case: Case) -> Finding | None:
     }
     return Finding(
         "small-blocks",
-        f"{numbers['kernel']} launches {mine['programs']} programs that move about "
-        f"{_size(per)} each (the reference: {base['programs']} of {_size(base_per)}): "
-        "starting a program, computing its offsets and its masks costs as much as the bytes.",
+        _(
+            "{kernel} launches {programs} programs that move about {size} each (the reference: "
+            "{ref_programs} of {ref_size}): starting a program, computing its offsets and its "
+            "masks costs as much as the bytes."
+        ).format(**numbers, size=_size(per), ref_size=_size(base_per)),
         numbers,
     )
 
@@ -282,8 +304,10 @@ def too_few_programs(case: Case) -> Finding | None:
     if fit.programs < fit.sms and (base_fit is None or base_fit.programs >= fit.sms):
         return Finding(
             "too-few-programs",
-            f"{numbers['kernel']} launches {fit.programs} programs for {fit.sms} SMs: "
-            f"{fit.sms - fit.programs} SMs have nothing to do.",
+            _(
+                "{kernel} launches {programs} programs for {sms} SMs: "
+                "{idle} SMs have nothing to do."
+            ).format(**numbers, idle=fit.sms - fit.programs),
             numbers,
         )
     tail = 1 <= fit.full_waves and fit.waves < 3 and fit.last_wave_fill < 0.5
@@ -291,10 +315,13 @@ def too_few_programs(case: Case) -> Finding | None:
     if tail and not base_tail and fit.programs_per_sm * fit.sms * fit.full_waves != fit.programs:
         return Finding(
             "too-few-programs",
-            f"{numbers['kernel']}'s {fit.programs} programs fill "
-            f"{_count(fit.full_waves, 'wave')} of {fit.sms * fit.programs_per_sm} and then a "
-            "last wave only "
-            f"{numbers['last_wave_pct']}% full: that wave takes as long as a full one.",
+            ngettext(
+                "{kernel}'s {programs} programs fill {full_waves} wave of {per_wave} and then a "
+                "last wave only {last_wave_pct}% full: that wave takes as long as a full one.",
+                "{kernel}'s {programs} programs fill {full_waves} waves of {per_wave} and then a "
+                "last wave only {last_wave_pct}% full: that wave takes as long as a full one.",
+                fit.full_waves,
+            ).format(**numbers, full_waves=fit.full_waves, per_wave=fit.sms * fit.programs_per_sm),
             numbers,
         )
     return None
@@ -317,22 +344,33 @@ def low_occupancy(case: Case) -> Finding | None:
         "programs_per_sm": fit.programs_per_sm,
         "warps_per_sm": warps,
         "ref_warps_per_sm": base_fit.resident_warps,
-        "limiter": "the grid" if by_grid else fit.limiter,
+        "limiter": GRID_LIMITER if by_grid else fit.limiter,
         "n_regs": main.get("n_regs"),
         "num_warps": main.get("num_warps"),
         "shared_kb": round((main.get("shared") or 0) / 1024, 1),
         "occupancy_pct": round(100 * warps / fit.max_warps_per_sm),
     }
     why = (
-        f"the grid gives each SM {fit.programs / fit.sms:.1f} programs"
+        _("the grid gives each SM {per_sm:.1f} programs").format(per_sm=fit.programs / fit.sms)
         if by_grid
-        else f"only {_count(fit.programs_per_sm, 'program')} fit, limited by {fit.limiter}"
+        else ngettext(
+            "only {n} program fits, limited by {limiter}",
+            "only {n} programs fit, limited by {limiter}",
+            fit.programs_per_sm,
+        ).format(n=fit.programs_per_sm, limiter=_(LIMITERS.get(fit.limiter, fit.limiter)))
     )
     return Finding(
         "low-occupancy",
-        f"{numbers['kernel']} keeps {warps} warps on an SM where {case.baseline.name} keeps "
-        f"{base_fit.resident_warps} (of {fit.max_warps_per_sm}): {why}, of "
-        f"{_count(numbers['num_warps'], 'warp')} each, too few to keep enough loads in flight.",
+        _(
+            "{kernel} keeps {warps_per_sm} warps on an SM where {yardstick} keeps "
+            "{ref_warps_per_sm} (of {most}): {why}, of {warps} each, too few to keep enough "
+            "loads in flight."
+        ).format(
+            **{**numbers, "yardstick": side_name(case.baseline.name)},
+            most=fit.max_warps_per_sm,
+            why=why,
+            warps=_warps(numbers["num_warps"]),
+        ),
         numbers,
     )
 
@@ -361,11 +399,22 @@ def host_bound(case: Case) -> Finding | None:
     }
     return Finding(
         "host-bound",
-        f"each call takes {numbers['call_us']} µs but keeps the GPU busy for only "
-        f"{numbers['gpu_us']} µs: {numbers['host_us']} µs go to Python and launching "
-        f"({numbers['launches']} kernels per call"
-        + (f", {len(syncs)} copies between host and GPU" if syncs else "")
-        + ").",
+        (
+            ngettext(
+                "each call takes {call_us} µs but keeps the GPU busy for only {gpu_us} µs: "
+                "{host_us} µs go to Python and launching ({launches} kernels per call, {copies} "
+                "copy between host and GPU).",
+                "each call takes {call_us} µs but keeps the GPU busy for only {gpu_us} µs: "
+                "{host_us} µs go to Python and launching ({launches} kernels per call, {copies} "
+                "copies between host and GPU).",
+                len(syncs),
+            )
+            if syncs
+            else _(
+                "each call takes {call_us} µs but keeps the GPU busy for only {gpu_us} µs: "
+                "{host_us} µs go to Python and launching ({launches} kernels per call)."
+            )
+        ).format(**numbers),
         numbers,
     )
 
@@ -390,8 +439,14 @@ def extra_launches(case: Case) -> Finding | None:
     }
     return Finding(
         "extra-launches",
-        f"each call runs {mine.launch_count} kernels where {base.name} runs "
-        f"{base.launch_count}" + (f": also {shown}" if shown else "") + ".",
+        (
+            _(
+                "each call runs {launches} kernels where {yardstick} runs {ref_launches}: "
+                "also {extra}."
+            )
+            if shown
+            else _("each call runs {launches} kernels where {yardstick} runs {ref_launches}.")
+        ).format(**{**numbers, "yardstick": side_name(base.name)}, extra=shown),
         numbers,
     )
 
@@ -414,10 +469,12 @@ def extra_traffic(case: Case) -> Finding | None:
     }
     return Finding(
         "extra-traffic",
-        f"in {numbers['us']} µs the card can move {numbers['implied_mb']} MB; this op needs "
-        f"only {numbers['fewest_mb']} MB ({numbers['pct_copy']}% of copy bandwidth), and "
-        "nothing in the compile facts explains the gap: the kernel likely moves more bytes "
-        "than it must (an input read twice, a strided read, an fp32 round trip).",
+        _(
+            "in {us} µs the card can move {implied_mb} MB; this op needs only {fewest_mb} MB "
+            "({pct_copy}% of copy bandwidth), and nothing in the compile facts explains the gap: "
+            "the kernel likely moves more bytes than it must (an input read twice, a strided "
+            "read, an fp32 round trip)."
+        ).format(**numbers),
         numbers,
     )
 
@@ -428,9 +485,11 @@ def _slower(case: Case) -> Finding:
     numbers["kernels"] = mine
     return Finding(
         SLOWER_ID,
-        f"{numbers['ratio']}x the time of {numbers['yardstick']}, and the compile facts show "
-        "no cause: no spills, the same occupancy and launches."
-        + (f" Where the time goes: {mine}." if mine else ""),
+        _(
+            "{ratio}x the time of {yardstick}, and the compile facts show no cause: no spills, "
+            "the same occupancy and launches."
+        ).format(ratio=numbers["ratio"], yardstick=side_name(numbers["yardstick"]))
+        + (_(" Where the time goes: {kernels}.").format(kernels=mine) if mine else ""),
         numbers,
     )
 
@@ -459,9 +518,22 @@ def _take(names: list[str], name: str) -> bool:
     return False
 
 
-def _count(n: int | None, noun: str) -> str:
+def side_name(name: str) -> str:
+    """A side's name ("the reference", `Side.name`) in the active language."""
+    return _(name) if name in SIDE_NAMES else name
+
+
+def shown(value: Any) -> str:
+    """A finding's number as a hint quotes it: the English words among them (a side's name,
+    what limits occupancy) in the active language, the rest as they are."""
+    if isinstance(value, str) and (value in SIDE_NAMES or value in LIMITERS):
+        return _(value)
+    return str(value)
+
+
+def _warps(n: int | None) -> str:
     """`1 warp`, `8 warps`."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+    return ngettext("{n} warp", "{n} warps", n or 0).format(n=n)
 
 
 def _kernel_name(name: str) -> str:

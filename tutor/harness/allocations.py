@@ -21,7 +21,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from tutor import diagnoses as dx
-from tutor.harness.failures import DrillFailure
+from tutor.harness.failures import HarnessFailure
 from tutor.i18n import N_, _
 
 GUARD = 1 << 14  # elements on each side: more than any block's overhang past a tensor's end
@@ -107,7 +107,7 @@ class GuardedAllocations(TorchFunctionMode):
                 continue
             holes = int((buffer[GUARD : GUARD + n] == fill).sum())
             if holes:
-                raise DrillFailure(
+                raise HarnessFailure(
                     dx.ROW_STRIDE,
                     _(
                         "{name} wrote {changed} values outside a tensor it allocated, while "
@@ -118,7 +118,7 @@ class GuardedAllocations(TorchFunctionMode):
                         "tiles) stored with a stride that is not the tensor's."
                     ),
                 )
-            raise DrillFailure(
+            raise HarnessFailure(
                 dx.MISSING_MASK,
                 _("{name} wrote {changed} values just outside a tensor it allocated").format(
                     name=name, changed=changed

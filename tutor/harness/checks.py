@@ -21,7 +21,7 @@ import torch
 from tutor import diagnoses as dx
 from tutor.harness import errormap, interpreter, learner, story_text
 from tutor.harness.allocations import LEAKY_MASK, never_written
-from tutor.harness.failures import DrillFailure
+from tutor.harness.failures import DrillFailure, HarnessFailure
 from tutor.i18n import _, ngettext
 
 # What a never-written output holds, as a failure's facts["fill"] (for the hint texts).
@@ -79,31 +79,36 @@ def expect_close(
     english_what, what = what, story_text.text(what)
     if story_text.forcing:  # collecting the stories (tutor.harness.story_collect), not judging
         if not suspects:
-            raise DrillFailure(dx.MISMATCH, "a comparison failed on purpose, to collect stories")
+            raise HarnessFailure(dx.MISMATCH, "a comparison failed on purpose, to collect stories")
         return
     if not isinstance(actual, torch.Tensor):
-        raise DrillFailure(
+        raise HarnessFailure(
             dx.WRONG_SHAPE,
             _("{what} should be a tensor, got {kind}").format(
                 what=what, kind=type(actual).__name__
             ),
         )
     if tuple(actual.shape) != tuple(expected.shape):
-        raise DrillFailure(
+        raise HarnessFailure(
             dx.WRONG_SHAPE,
             _("{what} has shape {got}, expected {want}").format(
                 what=what, got=tuple(actual.shape), want=tuple(expected.shape)
             ),
         )
     if actual.dtype != expected.dtype:
-        raise DrillFailure(
+        raise HarnessFailure(
             dtype_diagnosis,
             _("{what} has dtype {got}, expected {want}").format(
                 what=what, got=_name(actual.dtype), want=_name(expected.dtype)
             ),
         )
     if actual.device.type != expected.device.type:
-        raise DrillFailure(dx.MISMATCH, f"{what} is on {actual.device}, expected {expected.device}")
+        raise HarnessFailure(
+            dx.MISMATCH,
+            _("{what} is on {device}, expected {expected}").format(
+                what=story_text.text(what), device=actual.device, expected=expected.device
+            ),
+        )
     got, want = actual.detach().float(), expected.detach().float()
     if _excess(got, want, tol) <= 1.0:
         return
@@ -114,7 +119,7 @@ def expect_close(
         diagnosis: str, text: str = message, details: str = "", fill: str = ""
     ) -> DrillFailure:
         facts = {**located.facts, **({"fill": fill} if fill else {})}
-        return DrillFailure(
+        return HarnessFailure(
             diagnosis, text, details, where=located.where, error_map=located.picture, facts=facts
         )
 
@@ -352,6 +357,7 @@ def raise_if_edges_unwritten(
             "{what}'s {edge} were never written, and the rest is right: the grid has too few "
             "programs for the last tiles (a count that rounds down: use triton.cdiv)."
         ).format(what=story_text.text(what), edge=edge),
+        harness=True,
     ) from None
 
 
@@ -362,7 +368,7 @@ def expect_unchanged(after: torch.Tensor, before: torch.Tensor, *, what: str) ->
     ):
         return
     changed = int((torch.nan_to_num(after) != torch.nan_to_num(before)).sum())
-    raise DrillFailure(
+    raise HarnessFailure(
         dx.MISSING_MASK,
         ngettext(
             "{count} element of memory just outside {what} was overwritten",
@@ -409,7 +415,7 @@ def _close_mask(got: torch.Tensor, want: torch.Tensor, tol: Tolerance) -> torch.
 def where_wrong(actual: torch.Tensor, expected: torch.Tensor, tol: Tolerance) -> dict:
     """`where` and `error_map` for a DrillFailure a test raises itself after comparing values:
 
-        raise DrillFailure(diagnosis, message, details, **where_wrong(out, want, tol))
+        raise HarnessFailure(diagnosis, message, details, **where_wrong(out, want, tol))
 
     the same sentence, picture and facts `expect_close` attaches to its own failures.
     """

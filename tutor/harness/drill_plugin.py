@@ -26,8 +26,9 @@ from tutor import i18n
 from tutor.catalogue import load_catalogue
 from tutor.harness import backend as backend_mod
 from tutor.harness import learner, story_text
-from tutor.harness.failures import DrillFailure
+from tutor.harness.failures import DrillFailure, HarnessFailure
 from tutor.harness.inputs import guard_fill
+from tutor.i18n import ngettext
 from tutor.paths import CoursePaths
 
 _BACKEND = pytest.StashKey[backend_mod.Backend]()
@@ -90,12 +91,18 @@ def pytest_runtest_call(item: pytest.Item):
                 item.runtest()
         except DrillFailure as again:
             if again.guard_evidence is not None and torch.equal(again.guard_evidence, evidence):
-                raise DrillFailure(
+                raise HarnessFailure(
                     dx.NAN_OR_INF,
                     failure.message,
-                    f"{int(evidence.sum())} values are NaN or inf where the reference is "
-                    "finite, and they stay NaN when the memory around the inputs holds 0 "
-                    "instead of NaN: the kernel makes them itself (inf - inf, 0 * inf, 0 / 0).",
+                    ngettext(
+                        "{count} value is NaN or inf where the reference is finite, and it "
+                        "stays NaN when the memory around the inputs holds 0 instead of NaN: "
+                        "the kernel makes it itself (inf - inf, 0 * inf, 0 / 0).",
+                        "{count} values are NaN or inf where the reference is finite, and they "
+                        "stay NaN when the memory around the inputs holds 0 instead of NaN: "
+                        "the kernel makes them itself (inf - inf, 0 * inf, 0 / 0).",
+                        int(evidence.sum()),
+                    ).format(count=int(evidence.sum())),
                     where=failure.where,
                     error_map=failure.error_map,
                     facts=failure.facts,

@@ -1,6 +1,15 @@
-"""The exception a drill test raises when it has diagnosed a failure."""
+"""The exceptions a drill test raises when it has diagnosed a failure.
+
+A drill test's `DrillFailure` carries the test's own words, in English as the test writes them;
+they are shown in the learner's language through the drill's `stories:` map (tutor.stories,
+tutor.harness.story_text), like its suspects' stories. The harness's own failures
+(`HarnessFailure`: a comparison's verdict, an error in the learner's file) are written through
+the tutor's catalogue (`_()`) already, and are not looked up again.
+"""
 
 from __future__ import annotations
+
+from tutor.harness import story_text
 
 
 class DrillFailure(AssertionError):
@@ -21,6 +30,7 @@ class DrillFailure(AssertionError):
         error_map: tuple[str, ...] = (),
         facts: dict | None = None,
     ):
+        message, details = self._shown(message), self._shown(details)
         text = f"[{diagnosis}] {message}"
         super().__init__(text if not details else f"{text}\n{details}")
         self.diagnosis = diagnosis
@@ -36,20 +46,38 @@ class DrillFailure(AssertionError):
         # For a missing-mask claim from NaN: where the NaN were, for the plugin's re-run.
         self.guard_evidence = None
 
-    def renamed(self, diagnosis: str, details: str, *, message: str = "") -> DrillFailure:
+    @staticmethod
+    def _shown(text: str) -> str:
+        """The test's own words in the learner's language (the English when there is none)."""
+        return story_text.text(text) if text else text
+
+    def renamed(
+        self, diagnosis: str, details: str, *, message: str = "", harness: bool = False
+    ) -> DrillFailure:
         """This failure under the diagnosis a test found evidence for, after it: the same
-        message (or `message`), line and where-it-is-wrong, with the evidence as details.
+        message (or `message`), line and where-it-is-wrong, with the evidence as details
+        (the test's words, translated like a DrillFailure's; `harness=True` when they are the
+        harness's own, through `_()` already).
 
             except DrillFailure as failure:
                 ...
                 raise failure.renamed("one-pass-variance", "The same rows centred at 0 ...")
         """
-        return DrillFailure(
+        shown = HarnessFailure._shown if harness else DrillFailure._shown
+        return HarnessFailure(
             diagnosis,
-            message or self.message,
-            details,
+            shown(message) or self.message,
+            shown(details),
             self.line,
             where=self.where,
             error_map=self.error_map,
             facts=self.facts,
         )
+
+
+class HarnessFailure(DrillFailure):
+    """A DrillFailure whose words are the harness's own, already in the learner's language."""
+
+    @staticmethod
+    def _shown(text: str) -> str:
+        return text

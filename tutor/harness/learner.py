@@ -23,7 +23,7 @@ import torch
 from tutor import diagnoses as dx
 from tutor.harness import interpreter, launches
 from tutor.harness.allocations import GuardedAllocations
-from tutor.harness.failures import DrillFailure
+from tutor.harness.failures import DrillFailure, HarnessFailure
 from tutor.harness.inputs import same_layout
 from tutor.harness.torch_calls import CoreCalls
 
@@ -35,12 +35,12 @@ def load(path: Path, functions: tuple[str, ...], torch_core: tuple[str, ...] = (
     while a function runs is `torch-fallback`.
     """
     if not path.is_file():
-        raise DrillFailure(dx.MISSING_FILE, f"{path} does not exist")
+        raise HarnessFailure(dx.MISSING_FILE, f"{path} does not exist")
     launches.install()
     name = f"learner_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise DrillFailure(
+        raise HarnessFailure(
             dx.IMPORT_ERROR,
             f"{path.name} is not a Python file: the file under test must end in .py",
         )
@@ -49,7 +49,7 @@ def load(path: Path, functions: tuple[str, ...], torch_core: tuple[str, ...] = (
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
-        raise DrillFailure(
+        raise HarnessFailure(
             dx.SYNTAX_ERROR,
             f"{path.name}:{exc.lineno}: syntax error: {exc.msg}",
             (exc.text or "").rstrip(),
@@ -57,7 +57,7 @@ def load(path: Path, functions: tuple[str, ...], torch_core: tuple[str, ...] = (
         ) from None
     except SystemExit as exc:
         line = deepest_line(exc, path)
-        raise DrillFailure(
+        raise HarnessFailure(
             dx.IMPORT_ERROR,
             f"{path.name}{f':{line}' if line else ''}: importing the file called sys.exit("
             f"{exc.code!r}), which would end the tests; keep only definitions at the top level",
@@ -65,7 +65,7 @@ def load(path: Path, functions: tuple[str, ...], torch_core: tuple[str, ...] = (
         ) from None
     except Exception as exc:  # noqa: BLE001 - any error at import is the learner's to see
         line = deepest_line(exc, path)
-        raise DrillFailure(
+        raise HarnessFailure(
             dx.IMPORT_ERROR,
             f"{path.name}{f':{line}' if line else ''}: importing the file raised "
             f"{type(exc).__name__}: {exc}",
@@ -73,7 +73,7 @@ def load(path: Path, functions: tuple[str, ...], torch_core: tuple[str, ...] = (
         ) from None
     missing = [f for f in functions if not callable(getattr(module, f, None))]
     if missing:
-        raise DrillFailure(
+        raise HarnessFailure(
             dx.MISSING_FUNCTION,
             f"{path.name} does not define {', '.join(missing)}",
             "The tests call these functions by name; keep the names and signatures of the starter.",
@@ -121,13 +121,13 @@ def observed(
         allocations.check(name)
         last_call_programs = launches.programs() - programs_before
         if launches.count() == before:
-            raise DrillFailure(
+            raise HarnessFailure(
                 dx.TORCH_FALLBACK,
                 f"{name} returned without launching a Triton kernel",
                 "The drill is to compute the result in your @triton.jit kernel, not with torch.",
             )
         if core_calls.calls:
-            raise DrillFailure(
+            raise HarnessFailure(
                 dx.TORCH_FALLBACK,
                 f"{name} launched a Triton kernel, but called {', '.join(core_calls.calls)}",
                 "That torch call does this drill's work, which is the kernel's to do: move it "
@@ -158,7 +158,7 @@ def _limit_of_half_values(
     except (Exception, SystemExit):  # noqa: BLE001 - no evidence: the limit stands
         return None
     where = f"{path.name}:{limit.line}" if limit.line else path.name
-    return DrillFailure(
+    return HarnessFailure(
         dx.BF16_NO_UPCAST,
         f"{where}: the CPU interpreter stopped in arithmetic on {dtype} values",
         f"The same call on fp32 copies of the inputs runs: the kernel computes on the {dtype} "
@@ -202,7 +202,7 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
     limit = interpreter.is_limit(exc)
     if limit is not None:
         # Checked before NotImplementedError: the interpreter raises it for what it lacks.
-        return DrillFailure(
+        return HarnessFailure(
             dx.INTERPRETER_LIMIT,
             f"{where}: the CPU interpreter cannot run {limit}; your code may be right: "
             "it runs on a GPU",
@@ -212,7 +212,7 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
     if isinstance(root, interpreter.GlobalReadError):
         # What the GPU's compiler refuses, refused on the CPU too, at the line that reads it.
         kernel_line = root.lineno if root.file == str(path.resolve()) else line
-        return DrillFailure(
+        return HarnessFailure(
             dx.TRITON_COMPILE_ERROR,
             f"{path.name}:{kernel_line}: Triton could not compile the kernel: {root}",
             _excerpt(path, kernel_line),
@@ -221,14 +221,14 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
     if isinstance(root, NotImplementedError) and interpreter.raised_in(root):
         # Triton itself refuses the feature (tl.make_block_ptr in 3.9): a GPU's compiler
         # reports it as a compile error, so the interpreter's run does too.
-        return DrillFailure(
+        return HarnessFailure(
             dx.TRITON_COMPILE_ERROR,
             f"{where}: Triton could not compile the kernel: {root}",
             _excerpt(path, line),
             line=line,
         )
     if isinstance(root, NotImplementedError):
-        return DrillFailure(
+        return HarnessFailure(
             dx.NOT_WRITTEN, f"{name} is not written yet ({where}: {root})", line=line
         )
     kernel_line = (_compile_error_line(root, path) if _is_compile_error(root) else None) or line
@@ -240,7 +240,7 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
         # and older interpreters cannot do bf16 arithmetic at all: the missing upcast after a
         # load, named as such (the same code refuses it on a GPU).
         said = half.group(0) if half else f"a libdevice function got {half_dispatch} values"
-        return DrillFailure(
+        return HarnessFailure(
             dx.BF16_NO_UPCAST,
             f"{path.name}:{kernel_line}: math on 16-bit float values: {said}",
             "Triton's math functions (exp, sqrt, sigmoid, libdevice's tanh, ...) accept only "
@@ -249,7 +249,7 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
         )
     if _is_compile_error(root):
         text = _compile_error_text(root)
-        return DrillFailure(
+        return HarnessFailure(
             dx.TRITON_COMPILE_ERROR,
             f"{path.name}:{kernel_line}: Triton could not compile the kernel: {text}",
             _excerpt(path, kernel_line),
@@ -257,7 +257,7 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
         )
     message = str(root).strip().splitlines()[0] if str(root).strip() else ""
     if "CUDA error" in message or "illegal memory access" in message or kind == "AcceleratorError":
-        return DrillFailure(
+        return HarnessFailure(
             dx.CUDA_ERROR,
             f"{name} crashed on the GPU: {message}",
             "An illegal address usually means a load or store without a mask, or a wrong stride.",
@@ -265,13 +265,13 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
         )
     if _is_interpreter_error(exc) and line is not None:
         # The interpreter runs the kernel as Python, so its errors point at the kernel's line.
-        return DrillFailure(
+        return HarnessFailure(
             dx.TRITON_COMPILE_ERROR,
             f"{where}: the kernel failed in Triton's interpreter: {kind}: {message}",
             _excerpt(path, line),
             line=line,
         )
-    return DrillFailure(
+    return HarnessFailure(
         dx.PYTHON_ERROR,
         f"{where}: {name} raised {kind}: {message}",
         _excerpt(path, line),

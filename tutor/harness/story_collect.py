@@ -1,11 +1,14 @@
 """Collect the English a drill's tests can show: `python -m tutor.harness.story_collect TEST
-SOLUTION OUT.json` (tutor.stories runs it; learner code is not involved, only the solution).
+SOLUTION OUT.json [MUTANT ...]` (tutor.stories runs it; learner code is not involved, only the
+course's own files).
 
 The tests run twice on the solution, on the CPU, with every `Suspect` and output name recorded:
 once as they are (every suspect list a correct kernel's run builds), and once with each
 comparison without suspects failing and each with suspects passing, so that a test that builds
 its suspects only for a wrong output (t4 does, for speed) builds them too and goes on to its
-other comparisons. The union is written to OUT.json, sorted.
+other comparisons. Then once on each known-buggy kernel given (the drill's mutants), so the
+words a test writes only for a failure (a `DrillFailure`'s message and evidence) are recorded
+too. The union is written to OUT.json, sorted.
 """
 
 from __future__ import annotations
@@ -19,24 +22,21 @@ import pytest
 from tutor.harness import story_text
 
 
+def _run(test_file: str, impl: str) -> None:
+    pytest.main(
+        [test_file, "--impl", impl, "--cpu", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
+    )
+
+
 def main(argv: list[str]) -> int:
-    test_file, solution, out = argv
+    test_file, solution, out, *mutants = argv
     story_text.collecting = True
     for forcing in (False, True):
         story_text.forcing = forcing
-        pytest.main(
-            [
-                test_file,
-                "--impl",
-                solution,
-                "--cpu",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "-p",
-                "no:xdist",
-            ]
-        )
+        _run(test_file, solution)
+    story_text.forcing = False
+    for mutant in mutants:
+        _run(test_file, mutant)
     Path(out).write_text(json.dumps(sorted(story_text.seen), ensure_ascii=False), encoding="utf-8")
     return 0
 
