@@ -26,6 +26,7 @@ from tutor.harness.allocations import GuardedAllocations
 from tutor.harness.failures import DrillFailure, HarnessFailure
 from tutor.harness.inputs import same_layout
 from tutor.harness.torch_calls import CoreCalls
+from tutor.i18n import N_, _
 
 
 def load(path: Path, functions: tuple[str, ...], torch_core: tuple[str, ...] = ()) -> Learner:
@@ -35,14 +36,16 @@ def load(path: Path, functions: tuple[str, ...], torch_core: tuple[str, ...] = (
     while a function runs is `torch-fallback`.
     """
     if not path.is_file():
-        raise HarnessFailure(dx.MISSING_FILE, f"{path} does not exist")
+        raise HarnessFailure(dx.MISSING_FILE, _("{path} does not exist").format(path=path))
     launches.install()
     name = f"learner_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise HarnessFailure(
             dx.IMPORT_ERROR,
-            f"{path.name} is not a Python file: the file under test must end in .py",
+            _("{file} is not a Python file: the file under test must end in .py").format(
+                file=path.name
+            ),
         )
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
@@ -51,7 +54,9 @@ def load(path: Path, functions: tuple[str, ...], torch_core: tuple[str, ...] = (
     except SyntaxError as exc:
         raise HarnessFailure(
             dx.SYNTAX_ERROR,
-            f"{path.name}:{exc.lineno}: syntax error: {exc.msg}",
+            _("{where}: syntax error: {error}").format(
+                where=_where(path, exc.lineno), error=exc.msg
+            ),
             (exc.text or "").rstrip(),
             line=exc.lineno,
         ) from None
@@ -59,24 +64,30 @@ def load(path: Path, functions: tuple[str, ...], torch_core: tuple[str, ...] = (
         line = deepest_line(exc, path)
         raise HarnessFailure(
             dx.IMPORT_ERROR,
-            f"{path.name}{f':{line}' if line else ''}: importing the file called sys.exit("
-            f"{exc.code!r}), which would end the tests; keep only definitions at the top level",
+            _(
+                "{where}: importing the file called sys.exit({code}), which would end the "
+                "tests; keep only definitions at the top level"
+            ).format(where=_where(path, line), code=repr(exc.code)),
             line=line,
         ) from None
     except Exception as exc:  # noqa: BLE001 - any error at import is the learner's to see
         line = deepest_line(exc, path)
         raise HarnessFailure(
             dx.IMPORT_ERROR,
-            f"{path.name}{f':{line}' if line else ''}: importing the file raised "
-            f"{type(exc).__name__}: {exc}",
+            _("{where}: importing the file raised {kind}: {error}").format(
+                where=_where(path, line), kind=type(exc).__name__, error=exc
+            ),
             line=line,
         ) from None
     missing = [f for f in functions if not callable(getattr(module, f, None))]
     if missing:
         raise HarnessFailure(
             dx.MISSING_FUNCTION,
-            f"{path.name} does not define {', '.join(missing)}",
-            "The tests call these functions by name; keep the names and signatures of the starter.",
+            _("{file} does not define {names}").format(file=path.name, names=", ".join(missing)),
+            _(
+                "The tests call these functions by name; keep the names and signatures of the "
+                "starter."
+            ),
         )
     return Learner(module, path, torch_core)
 
@@ -123,15 +134,19 @@ def observed(
         if launches.count() == before:
             raise HarnessFailure(
                 dx.TORCH_FALLBACK,
-                f"{name} returned without launching a Triton kernel",
-                "The drill is to compute the result in your @triton.jit kernel, not with torch.",
+                _("{name} returned without launching a Triton kernel").format(name=name),
+                _("The drill is to compute the result in your @triton.jit kernel, not with torch."),
             )
         if core_calls.calls:
             raise HarnessFailure(
                 dx.TORCH_FALLBACK,
-                f"{name} launched a Triton kernel, but called {', '.join(core_calls.calls)}",
-                "That torch call does this drill's work, which is the kernel's to do: move it "
-                "into your @triton.jit kernel (allocating, views and copies in torch are fine).",
+                _("{name} launched a Triton kernel, but called {calls}").format(
+                    name=name, calls=", ".join(core_calls.calls)
+                ),
+                _(
+                    "That torch call does this drill's work, which is the kernel's to do: move it "
+                    "into your @triton.jit kernel (allocating, views and copies in torch are fine)."
+                ),
             )
         return result
 
@@ -157,13 +172,16 @@ def _limit_of_half_values(
             fn(*map(upcast, args), **{k: upcast(v) for k, v in kwargs.items()})
     except (Exception, SystemExit):  # noqa: BLE001 - no evidence: the limit stands
         return None
-    where = f"{path.name}:{limit.line}" if limit.line else path.name
     return HarnessFailure(
         dx.BF16_NO_UPCAST,
-        f"{where}: the CPU interpreter stopped in arithmetic on {dtype} values",
-        f"The same call on fp32 copies of the inputs runs: the kernel computes on the {dtype} "
-        "values it loaded, without converting them. Convert right after each tl.load "
-        "(.to(tl.float32)), and back to the output's dtype only at the store.",
+        _("{where}: the CPU interpreter stopped in arithmetic on {dtype} values").format(
+            where=_where(path, limit.line), dtype=dtype
+        ),
+        _(
+            "The same call on fp32 copies of the inputs runs: the kernel computes on the {dtype} "
+            "values it loaded, without converting them. Convert right after each tl.load "
+            "(.to(tl.float32)), and back to the output's dtype only at the store."
+        ).format(dtype=dtype),
         line=limit.line,
     )
 
@@ -197,15 +215,17 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
     """Name what kind of error the learner's code raised, and where."""
     root = _root_cause(exc)
     line = deepest_line(exc, path)
-    where = f"{path.name}:{line}" if line else path.name
+    where = _where(path, line)
     kind = type(root).__name__
     limit = interpreter.is_limit(exc)
     if limit is not None:
         # Checked before NotImplementedError: the interpreter raises it for what it lacks.
         return HarnessFailure(
             dx.INTERPRETER_LIMIT,
-            f"{where}: the CPU interpreter cannot run {limit}; your code may be right: "
-            "it runs on a GPU",
+            _(
+                "{where}: the CPU interpreter cannot run {limit}; your code may be right: "
+                "it runs on a GPU"
+            ).format(where=where, limit=limit),
             _excerpt(path, line),
             line=line,
         )
@@ -214,7 +234,7 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
         kernel_line = root.lineno if root.file == str(path.resolve()) else line
         return HarnessFailure(
             dx.TRITON_COMPILE_ERROR,
-            f"{path.name}:{kernel_line}: Triton could not compile the kernel: {root}",
+            _(_COMPILE_ERROR).format(where=_where(path, kernel_line), error=root),
             _excerpt(path, kernel_line),
             line=kernel_line,
         )
@@ -223,13 +243,17 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
         # reports it as a compile error, so the interpreter's run does too.
         return HarnessFailure(
             dx.TRITON_COMPILE_ERROR,
-            f"{where}: Triton could not compile the kernel: {root}",
+            _(_COMPILE_ERROR).format(where=where, error=root),
             _excerpt(path, line),
             line=line,
         )
     if isinstance(root, NotImplementedError):
         return HarnessFailure(
-            dx.NOT_WRITTEN, f"{name} is not written yet ({where}: {root})", line=line
+            dx.NOT_WRITTEN,
+            _("{name} is not written yet ({where}: {error})").format(
+                name=name, where=where, error=root
+            ),
+            line=line,
         )
     kernel_line = (_compile_error_line(root, path) if _is_compile_error(root) else None) or line
     chain_text = "\n".join(str(e) for e in _chain(exc))
@@ -239,19 +263,27 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
         # Triton refuses exp/sqrt/sigmoid on 16-bit floats, libdevice has no 16-bit versions,
         # and older interpreters cannot do bf16 arithmetic at all: the missing upcast after a
         # load, named as such (the same code refuses it on a GPU).
-        said = half.group(0) if half else f"a libdevice function got {half_dispatch} values"
+        said = (
+            half.group(0)
+            if half
+            else _("a libdevice function got {dtype} values").format(dtype=half_dispatch)
+        )
         return HarnessFailure(
             dx.BF16_NO_UPCAST,
-            f"{path.name}:{kernel_line}: math on 16-bit float values: {said}",
-            "Triton's math functions (exp, sqrt, sigmoid, libdevice's tanh, ...) accept only "
-            "fp32 and fp64 values.",
+            _("{where}: math on 16-bit float values: {said}").format(
+                where=_where(path, kernel_line), said=said
+            ),
+            _(
+                "Triton's math functions (exp, sqrt, sigmoid, libdevice's tanh, ...) accept only "
+                "fp32 and fp64 values."
+            ),
             line=kernel_line,
         )
     if _is_compile_error(root):
         text = _compile_error_text(root)
         return HarnessFailure(
             dx.TRITON_COMPILE_ERROR,
-            f"{path.name}:{kernel_line}: Triton could not compile the kernel: {text}",
+            _(_COMPILE_ERROR).format(where=_where(path, kernel_line), error=text),
             _excerpt(path, kernel_line),
             line=kernel_line,
         )
@@ -259,25 +291,35 @@ def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
     if "CUDA error" in message or "illegal memory access" in message or kind == "AcceleratorError":
         return HarnessFailure(
             dx.CUDA_ERROR,
-            f"{name} crashed on the GPU: {message}",
-            "An illegal address usually means a load or store without a mask, or a wrong stride.",
+            _("{name} crashed on the GPU: {error}").format(name=name, error=message),
+            _(
+                "An illegal address usually means a load or store without a mask, or a wrong "
+                "stride."
+            ),
             line=line,
         )
     if _is_interpreter_error(exc) and line is not None:
         # The interpreter runs the kernel as Python, so its errors point at the kernel's line.
         return HarnessFailure(
             dx.TRITON_COMPILE_ERROR,
-            f"{where}: the kernel failed in Triton's interpreter: {kind}: {message}",
+            _("{where}: the kernel failed in Triton's interpreter: {kind}: {error}").format(
+                where=where, kind=kind, error=message
+            ),
             _excerpt(path, line),
             line=line,
         )
     return HarnessFailure(
         dx.PYTHON_ERROR,
-        f"{where}: {name} raised {kind}: {message}",
+        _("{where}: {name} raised {kind}: {error}").format(
+            where=where, name=name, kind=kind, error=message
+        ),
         _excerpt(path, line),
         line=line,
     )
 
+
+# One message for every way Triton refuses a kernel, so it is translated once.
+_COMPILE_ERROR = N_("{where}: Triton could not compile the kernel: {error}")
 
 _HALF_MATH = re.compile(r"Expected dtype \[.*\] but got (bf16|fp16)|has no attribute 'get_bf16'")
 _HALF_FLOATS = ("bf16", "fp16")
@@ -367,6 +409,11 @@ def _compile_error_line(exc: BaseException, path: Path) -> int | None:
         if text.strip().startswith(match.group(0)):
             return number + node.lineno - 1
     return None
+
+
+def _where(path: Path, line: int | None) -> str:
+    """`file.py:12`, or `file.py` when the line is not known."""
+    return f"{path.name}:{line}" if line else path.name
 
 
 def _excerpt(path: Path, line: int | None) -> str:
