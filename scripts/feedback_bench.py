@@ -40,6 +40,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tutor import zygote  # noqa: E402
 from tutor.catalogue import load_catalogue  # noqa: E402
 from tutor.events import TestFinished  # noqa: E402
 from tutor.gpu import machine_has_gpu, nvml_gpus  # noqa: E402
@@ -243,6 +244,7 @@ def main() -> int:
 
 def render(rows: list[Row], repeats: int, cold_repeats: int, cpu: bool, facts: dict) -> str:
     load = os.getloadavg()
+    spares = os.environ.get(zygote.SPARE) != "0"
     where = "the CPU interpreter" if cpu else (", ".join(nvml_gpus() or ()) or "a GPU")
     import torch
     import triton
@@ -256,8 +258,7 @@ def render(rows: list[Row], repeats: int, cold_repeats: int, cpu: bool, facts: d
         "solution. The warm process "
         + ("started no CUDA" if not facts.get("cuda_started") else "STARTED CUDA")
         + " (its audit of its own imports); it kept a spare run forked ahead"
-        + (" (primed with CUDA on a GPU)" if os.environ.get("TUTOR_WARM_SPARE") != "0" else "")
-        + (": no (TUTOR_WARM_SPARE=0)." if os.environ.get("TUTOR_WARM_SPARE") == "0" else ": yes.")
+        + (": yes (primed with CUDA on a GPU)." if spares else f": no ({zygote.SPARE}=0).")
         + (f" Cold checks: {cold_repeats} a drill." if cold_repeats != repeats else ""),
         "",
         "| drill | cold `tutor check` s | `tutor check`, app open s | cold run s | warm run s | "

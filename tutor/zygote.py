@@ -305,13 +305,9 @@ def _spare_keeper(channel: socket.socket, backend: str, inherited: list) -> None
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     _die_with(zygote)  # unused, it goes when the warm process goes
-    for item in inherited:
-        try:
-            item.close() if hasattr(item, "close") else os.close(item)
-        except OSError:
-            pass
+    _close_all(inherited)
     to_run, run_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    primed_env = {k: v for k, v in os.environ.items() if k.startswith(CUDA_SETTINGS)}
+    primed_env = _cuda_settings(os.environ)
     try:
         primed = os.fork()
     except OSError:
@@ -334,8 +330,9 @@ def _spare_keeper(channel: socket.socket, backend: str, inherited: list) -> None
     channel.close()
     conn, run_fds = socket.socket(fileno=fds[0]), fds[1:]
     request = json.loads(data)
-    asked = {k: v for k, v in request["env"].items() if k.startswith(CUDA_SETTINGS)}
+    asked = _cuda_settings(request["env"])
 
+    # The run's descriptors stay open here until keeper.keep lets go of everything but its own.
     def start(drop: set[int]) -> int:
         if primed and asked == primed_env and _hand_over(to_run, data, run_fds):
             run = primed
@@ -343,16 +340,8 @@ def _spare_keeper(channel: socket.socket, backend: str, inherited: list) -> None
             if primed:
                 os.kill(primed, signal.SIGKILL)
                 os.waitpid(primed, 0)
-            run = os.fork()
-            if run == 0:
-                try:
-                    to_run.close()
-                    _child(request, run_fds, drop)
-                finally:
-                    os._exit(70)
+            run = _fork_run(request, run_fds, drop | {to_run.fileno()})
         to_run.close()
-        for fd in run_fds:
-            os.close(fd)
         return run
 
     keeper.keep(conn, start, request["env"].get(keeper.RUN_ID, ""))
@@ -405,23 +394,35 @@ def _keeper(conn: socket.socket, request: dict, fds: list[int], inherited: list)
     """A keeper forked from here: its own session, none of this process's sockets, the run."""
     os.setsid()
     signal.set_wakeup_fd(-1)
-    for item in inherited:
-        if item is not conn:
-            try:
-                item.close() if hasattr(item, "close") else os.close(item)
-            except OSError:
-                pass
+    _close_all(item for item in inherited if item is not conn)
+    keeper.keep(
+        conn, lambda drop: _fork_run(request, fds, drop), request["env"].get(keeper.RUN_ID, "")
+    )
 
-    def start(drop: set[int]) -> int:
-        pid = os.fork()
-        if pid == 0:  # the run
-            try:
-                _child(request, fds, drop)
-            finally:
-                os._exit(70)
-        return pid
 
-    keeper.keep(conn, start, request["env"].get(keeper.RUN_ID, ""))
+def _fork_run(request: dict, fds: list[int], drop: set[int]) -> int:
+    """Fork the run itself (tutor.keeper's start_run); its pid."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _child(request, fds, drop)
+        finally:
+            os._exit(70)
+    return pid
+
+
+def _close_all(items) -> None:
+    """Close each socket or descriptor of `items` in this (forked) process."""
+    for item in items:
+        try:
+            item.close() if hasattr(item, "close") else os.close(item)
+        except OSError:
+            pass
+
+
+def _cuda_settings(env) -> dict[str, str]:
+    """The variables of `env` that decide which CUDA a process starts (CUDA_SETTINGS)."""
+    return {k: v for k, v in env.items() if k.startswith(CUDA_SETTINGS)}
 
 
 def _child(request: dict, fds: list[int], drop: set[int]) -> None:
