@@ -59,36 +59,21 @@ def test_a_translation_with_other_placeholders_is_refused_naming_the_file(tmp_pa
 
 
 def test_a_buggy_t3_checked_in_chinese_tells_the_story_in_chinese(course):
-    out = tutor(
-        course,
-        "--cpu",
-        "check",
-        "t3",
-        "--impl",
-        str(padding_where_mutant(course)),
-        "--json",
-        "--lang",
-        "zh",
-        timeout=600,
-    )
+    mutant = str(padding_where_mutant(course))
+
+    def check(lang: str):
+        return tutor(
+            course, "--cpu", "check", "t3", "--impl", mutant, "--json", "--lang", lang, timeout=600
+        )
+
+    out = check("zh")
     assert out.returncode == 1, out.stderr
     details = [t["details"] for t in json.loads(out.stdout)["tests"] if t.get("details")]
     told = [d for d in details if d.startswith("你的 ")]
     assert told, details
     assert all("填充位的 (0 - mean)^2" in d for d in told)
     assert not [d for d in told if PADDING_STORY in d or ENGLISH_WORDS.search(d)]
-    english = tutor(
-        course,
-        "--cpu",
-        "check",
-        "t3",
-        "--impl",
-        str(padding_where_mutant(course)),
-        "--json",
-        "--lang",
-        "en",
-        timeout=600,
-    )
+    english = check("en")
     assert any(PADDING_STORY in t.get("details", "") for t in json.loads(english.stdout)["tests"])
 
 
