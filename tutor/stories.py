@@ -21,6 +21,10 @@ not by reading their source, and kept in `drills/stories/<id>.yaml` with the sha
 file it was collected from, so dev check needs no run to name a missing translation:
 
     python -m tutor.stories t3 [f3 ...]     # collect again after a drill test changed
+    python -m tutor.stories --gpu t3 [...]  # on a GPU: add what the tests say only there
+
+`--gpu` keeps what the file holds (when it was collected from the same test file) and adds
+what the tests show on the GPU, so the CPU's collection and the GPU's end in one list.
 """
 
 from __future__ import annotations
@@ -208,11 +212,20 @@ def write_collected(path: Path, drill_id: str, test_file: Path, english: list[st
     tmp.replace(path)
 
 
+def _kept(stored: Path, test_file: Path) -> list[str]:
+    """What `stored` holds, when it was collected from this `test_file` (else nothing)."""
+    try:
+        sha, english = read_collected(stored)
+    except (OSError, YamlFileError):
+        return []
+    return english if sha == sha256_of(test_file) else []
+
+
 def collect(
-    test_file: Path, solution: Path, root: Path, mutants: tuple[Path, ...] = ()
+    test_file: Path, solution: Path, root: Path, mutants: tuple[Path, ...] = (), gpu: bool = False
 ) -> list[str]:
-    """Run `test_file` on `solution` (and on each known-buggy kernel in `mutants`) in a child
-    and return the English its tests built."""
+    """Run `test_file` on `solution` (and on each known-buggy kernel in `mutants`) in a child,
+    on the CPU interpreter or with `gpu` on the GPU, and return the English its tests built."""
     import json
     import subprocess
     import tempfile
@@ -224,6 +237,7 @@ def collect(
                 sys.executable,
                 "-m",
                 "tutor.harness.story_collect",
+                *(["--gpu"] if gpu else []),
                 str(test_file),
                 str(solution),
                 str(out),
@@ -237,13 +251,16 @@ def collect(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m tutor.stories ID [ID ...]`: collect each drill's English into drills/stories/."""
+    """`python -m tutor.stories [--gpu] ID [ID ...]`: collect each drill's English into
+    drills/stories/ (with --gpu, add to it what the tests show on the GPU)."""
     from tutor.catalogue import load_catalogue
     from tutor.dev.check import targets
     from tutor.i18n import CHINESE
     from tutor.paths import CoursePaths, find_root
 
-    ids = sys.argv[1:] if argv is None else argv
+    ids = sys.argv[1:] if argv is None else list(argv)
+    gpu = "--gpu" in ids
+    ids = [i for i in ids if i != "--gpu"]
     paths = CoursePaths(find_root())
     catalogue = load_catalogue(paths)
     for drill in [catalogue.drill(i) for i in ids] or catalogue.drills:
@@ -253,8 +270,10 @@ def main(argv: list[str] | None = None) -> int:
             for t in targets(catalogue, drill, starter=False)
             if t.expect != "pass" and not t.stale
         )
-        english = collect(test_file, paths.solution(drill.file), paths.root, buggy)
+        english = collect(test_file, paths.solution(drill.file), paths.root, buggy, gpu)
         target = paths.stories(drill.id)
+        if gpu:
+            english += _kept(target, test_file)
         write_collected(target, drill.id, test_file, english)
         table = table_for(paths.hints(drill.id), CHINESE)
         untranslated = [s for s in sorted(set(english)) if table.lacks(s)]

@@ -1,14 +1,16 @@
-"""Collect the English a drill's tests can show: `python -m tutor.harness.story_collect TEST
-SOLUTION OUT.json [MUTANT ...]` (tutor.stories runs it; learner code is not involved, only the
-course's own files).
+"""Collect the English a drill's tests can show: `python -m tutor.harness.story_collect [--gpu]
+TEST SOLUTION OUT.json [MUTANT ...]` (tutor.stories runs it; learner code is not involved, only
+the course's own files).
 
-The tests run twice on the solution, on the CPU, with every `Suspect` and output name recorded:
-once as they are (every suspect list a correct kernel's run builds), and once with each
-comparison without suspects failing and each with suspects passing, so that a test that builds
-its suspects only for a wrong output (t4 does, for speed) builds them too and goes on to its
-other comparisons. Then once on each known-buggy kernel given (the drill's mutants), so the
-words a test writes only for a failure (a `DrillFailure`'s message and evidence) are recorded
-too. The union is written to OUT.json, sorted.
+The tests run twice on the solution, on the CPU (on the GPU with `--gpu`: a test may say
+something there that it never says on the interpreter, e.g. a race seen only on a GPU), with
+every `Suspect` and output name recorded: once as they are (every suspect list a correct
+kernel's run builds), and once with each comparison without suspects failing and each with
+suspects passing, so that a test that builds its suspects only for a wrong output (t4 does,
+for speed) builds them too and goes on to its other comparisons. Then once on each known-buggy
+kernel given (the drill's mutants), so the words a test writes only for a failure (a
+`DrillFailure`'s message and evidence) are recorded too. The union is written to OUT.json,
+sorted.
 """
 
 from __future__ import annotations
@@ -22,21 +24,23 @@ import pytest
 from tutor.harness import story_text
 
 
-def _run(test_file: str, impl: str) -> None:
+def _run(test_file: str, impl: str, gpu: bool) -> None:
+    backend = [] if gpu else ["--cpu"]
     pytest.main(
-        [test_file, "--impl", impl, "--cpu", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
+        [test_file, "--impl", impl, *backend, "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
     )
 
 
 def main(argv: list[str]) -> int:
-    test_file, solution, out, *mutants = argv
+    gpu = bool(argv) and argv[0] == "--gpu"
+    test_file, solution, out, *mutants = argv[1:] if gpu else argv
     story_text.collecting = True
     for forcing in (False, True):
         story_text.forcing = forcing
-        _run(test_file, solution)
+        _run(test_file, solution, gpu)
     story_text.forcing = False
     for mutant in mutants:
-        _run(test_file, mutant)
+        _run(test_file, mutant, gpu)
     Path(out).write_text(json.dumps(sorted(story_text.seen), ensure_ascii=False), encoding="utf-8")
     return 0
 
