@@ -6,6 +6,10 @@ One program per row; the whole row fits in one block of BLOCK_N = next_power_of_
 Padded lanes are loaded as -inf: they never win the max and exp(-inf) = 0 adds nothing to the
 sum. Subtracting the row max keeps exp from overflowing (softmax does not change when every
 element of a row is shifted by the same amount). The math is done in float32.
+
+The row length is a compile-time constant (`n_cols: tl.constexpr`): the compiler then knows
+which lanes the mask keeps and loads the row in wide pieces. One compile per row length, which
+a model with one hidden size pays once.
 """
 
 from __future__ import annotations
@@ -16,7 +20,9 @@ import triton.language as tl
 
 
 @triton.jit
-def _softmax_kernel(x_ptr, y_ptr, x_row_stride, y_row_stride, n_cols, BLOCK_N: tl.constexpr):
+def _softmax_kernel(
+    x_ptr, y_ptr, x_row_stride, y_row_stride, n_cols: tl.constexpr, BLOCK_N: tl.constexpr
+):
     row_idx = tl.program_id(0).to(tl.int64)  # int64: row_idx * stride may pass 2**31
     cols = tl.arange(0, BLOCK_N)
     mask = cols < n_cols
@@ -32,9 +38,15 @@ def _softmax_kernel(x_ptr, y_ptr, x_row_stride, y_row_stride, n_cols, BLOCK_N: t
 
 
 def _num_warps(block_n: int) -> int:
-    """Warps for one row of block_n lanes: 8 to 16 elements per thread up to N = 8192."""
+    """Warps for one row of block_n lanes: one warp up to 1024, then 8 to 16 elements a thread.
+
+    A short row is little work: in one warp its max and sum are shuffles, with no wait on
+    shared memory. 4096 x 1000 bf16 on an H200 (CUDA graph, inputs rotated past the L2): 6.6 us
+    with 4 warps and the row length passed at run time, 5.8 us with 1 warp and it a constexpr;
+    torch.compile's 5.0 us.
+    """
     if block_n <= 1024:
-        return 4
+        return 1
     if block_n <= 4096:
         return 8
     return 16
