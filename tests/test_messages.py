@@ -4,13 +4,11 @@ placeholders, and the committed .mo is what its .po compiles to (a fresh clone n
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from tutor import i18n, po, states
 
-PACKAGE = Path(i18n.__file__).resolve().parent
 CATALOGUES = po.catalogues()
 _FIELD = re.compile(r"\{(\w*)[^}]*\}")
 
@@ -29,7 +27,7 @@ def test_the_committed_mo_is_the_po_compiled(catalogue):
 @pytest.mark.parametrize("catalogue", CATALOGUES, ids=lambda p: p.parent.parent.name)
 def test_every_marked_message_is_translated_with_its_placeholders(catalogue):
     entries = po.read_po(catalogue)
-    marked = po.marked_messages(PACKAGE)
+    marked = po.all_marked()
     labels = {text: "states._LABELS" for text in states._LABELS.values()}
     missing = [
         f"{where}: {key!r}" for key, where in {**marked, **labels}.items() if key not in entries

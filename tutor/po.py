@@ -108,6 +108,18 @@ def mo_bytes(entries: dict[Key, str]) -> bytes:
     return out + blob + str_blob
 
 
+PACKAGE = Path(__file__).resolve().parent
+# The course's bench recipes (drills/bench/<id>.py) write findings of their own (a drill's
+# known lever, e.g. m3's causal block skipping): the same catalogue translates them.
+COURSE_BENCH = PACKAGE.parent / "drills" / "bench"
+
+
+def all_marked() -> dict[Key, str]:
+    """What the tutor's code and the course's bench recipes mark, with where each is."""
+    found = marked_messages(COURSE_BENCH) if COURSE_BENCH.is_dir() else {}
+    return {**found, **marked_messages(PACKAGE)}
+
+
 def marked_messages(package: Path) -> dict[Key, str]:
     """Every message the code under `package` marks for translation, with where it is: the
     literal first argument of `_()` (and the two of `ngettext()`)."""
@@ -142,7 +154,7 @@ def compile_all() -> list[Path]:
 
 def _untranslated() -> int:
     """`python -m tutor.po --missing`: the marked messages a catalogue lacks, as .po entries."""
-    marked = marked_messages(Path(__file__).resolve().parent)
+    marked = all_marked()
     for po in catalogues():
         have = read_po(po)
         for key, where in marked.items():

@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from tutor.bench.recipe import Recipe, normal
 from tutor.bench.rules import Case, Finding
+from tutor.i18n import _
 
 # With causal=True half of the scores are masked: a kernel that skips the key blocks above the
 # diagonal takes about 0.55 of its non-causal time at S = 4096 (the reference: 0.56 on an
@@ -61,10 +62,12 @@ def causal_blocks_not_skipped(case: Case) -> Finding | None:
     }
     return Finding(
         "no-causal-skip",
-        f"with causal=True your kernel takes {numbers['causal_pct']}% of its time without the "
-        f"mask ({numbers['us']} against {numbers['plain_us']} µs), where the reference takes "
-        f"{numbers['ref_causal_pct']}%: it still loads and multiplies the key blocks above the "
-        "diagonal, then masks every score they give.",
+        _(
+            "with causal=True your kernel takes {causal_pct}% of its time without the mask "
+            "({us} against {plain_us} µs), where the reference takes {ref_causal_pct}%: it "
+            "still loads and multiplies the key blocks above the diagonal, then masks every "
+            "score they give."
+        ).format(**numbers),
         numbers,
     )
 
