@@ -116,6 +116,8 @@ def main() -> int:
     args = parser.parse_args()
     catalogue = load_catalogue(CoursePaths(ROOT))
     wanted = args.drills.split(",") if args.drills else None
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
     rows: list[dict] = []
     for drill in catalogue.drills:
         if drill.coming or (wanted and drill.id not in wanted):
@@ -124,8 +126,13 @@ def main() -> int:
             if target.expect in (NO_PERF_DIAGNOSIS, "spills"):
                 rows += check_file(drill.id, target.path, target.name, target.cases[0])
                 print(json.dumps(rows[-1]), flush=True)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+                _write(out, rows)  # after every file: a run stopped by a time limit keeps them
+    print(_write(out, rows))
+    return 0
+
+
+def _write(out: Path, rows: list[dict]) -> str:
+    """DIR/ptxas-check.json and its Markdown table; returns the table."""
     (out / "ptxas-check.json").write_text(json.dumps(rows, indent=2) + "\n")
     lines = [
         "| drill | file | kernel | n_regs | ptxas registers | n_spills (4-byte words) | "
@@ -140,9 +147,9 @@ def main() -> int:
         )
     matched = sum(row["match"] for row in rows)
     lines.append(f"\n{matched} of {len(rows)} launches match ptxas.")
-    (out / "ptxas-check.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-    return 0
+    table = "\n".join(lines) + "\n"
+    (out / "ptxas-check.md").write_text(table)
+    return table
 
 
 if __name__ == "__main__":

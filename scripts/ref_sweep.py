@@ -2,7 +2,7 @@
 """Time candidate launch settings of the reference kernels against their best comparison, in one
 process on a GPU, to choose what the reference solutions use (issue 27).
 
-    python scripts/ref_sweep.py [--only rows,decode,matmul,attention] [--out DIR]
+    python scripts/ref_sweep.py [--only rows,rowsn,decode,matmul,attention] [--out DIR]
     python scripts/ref_sweep.py --check      # every variant's output against torch, small shapes
 
 Every time is GPU time per call in CUDA-graph replay (tutor.bench.child.graph_us, the median of
@@ -147,6 +147,62 @@ def rms_norm_rows_n(
     w = tl.load(w_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
     y = x * rstd[:, None] * w[None, :]
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def softmax_rows_n(
+    x_ptr, y_ptr, stride, n_rows, N: tl.constexpr, ROWS: tl.constexpr, BLOCK_N: tl.constexpr
+):
+    """softmax_rows with the row length a compile-time constant."""
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < N)
+    offs = rows[:, None] * stride + cols[None, :]
+    x = tl.load(x_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
+    e = tl.exp(x - tl.max(x, axis=1)[:, None])
+    y = e / tl.sum(e, axis=1)[:, None]
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def layer_norm_rows_n(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    mean_ptr,
+    rstd_ptr,
+    stride,
+    n_rows,
+    N: tl.constexpr,
+    eps,
+    ROWS: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    EARLY: tl.constexpr,
+    STATS: tl.constexpr,
+):
+    """layer_norm_rows with the row length a compile-time constant; EARLY loads the weight and
+    bias before the reductions (their latency hidden behind them); STATS=False skips the mean
+    and rstd stores (to see what they cost)."""
+    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < n_rows) & (cols[None, :] < N)
+    offs = rows[:, None] * stride + cols[None, :]
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    if EARLY:
+        w = tl.load(w_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
+        b = tl.load(b_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
+    mean = tl.sum(x, axis=1) / N
+    xc = tl.where(mask, x - mean[:, None], 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=1) / N + eps)
+    if not EARLY:
+        w = tl.load(w_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
+        b = tl.load(b_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
+    y = xc * rstd[:, None] * w[None, :] + b[None, :]
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+    if STATS:
+        tl.store(mean_ptr + rows, mean, mask=rows < n_rows)
+        tl.store(rstd_ptr + rows, rstd, mask=rows < n_rows)
 
 
 # --- matmul without masks when every block is whole ----------------------------------------
@@ -356,6 +412,74 @@ def rows_section(table: Table, device: str, shapes) -> None:
                 )
 
 
+def rows_n_section(table: Table, device: str, shapes) -> None:
+    """The row length as a constexpr (as t3's solution has it), rows per program and warps."""
+    dt = DTYPE
+    t2, t3 = load_solution("t2_softmax"), load_solution("t3_layernorm")
+    for m, n in shapes:
+        x = torch.randn(m, n, device=device, dtype=dt) + 0.5
+        w = torch.randn(n, device=device, dtype=dt) * 0.1 + 1
+        b = torch.randn(n, device=device, dtype=dt) * 0.1
+        y = torch.empty_like(x)
+        mean = torch.empty(m, device=device, dtype=torch.float32)
+        rstd = torch.empty_like(mean)
+        block = triton.next_power_of_2(n)
+        io = 2 * m * n * 2
+        ref_sm = torch.softmax(x.float(), -1)
+        ref_ln = F.layer_norm(x.float(), (n,), w.float(), b.float(), 1e-5)
+
+        def close(ref):
+            return lambda: torch.allclose(y.float(), ref, atol=2e-2, rtol=2e-2)
+
+        tag = f"{m}x{n}"
+        if device == "cuda":
+            sm_c = compiled(lambda t: torch.softmax(t.float(), -1).to(t.dtype))
+            ln_c = compiled(lambda t, w, b: F.layer_norm(t, (n,), w, b, 1e-5))
+            measure(table, f"softmax {tag}", "torch.compile", lambda: sm_c(x), nbytes=io)
+            measure(table, f"layer_norm {tag}", "torch.compile", lambda: ln_c(x, w, b), nbytes=io)
+        # the wrappers as a learner calls them (each allocates its output: free in a graph)
+        measure(table, f"softmax {tag}", "solution", lambda: t2.softmax(x), nbytes=io)
+        measure(table, f"layer_norm {tag}", "solution", lambda: t3.layer_norm(x, w, b), nbytes=io)
+        for rows in (1, 2, 4):
+            for warps in (1, 2, 4, 8):
+                if rows * block < 32 * warps or rows * block > 16384:
+                    continue
+                grid = (triton.cdiv(m, rows),)
+                kw = dict(ROWS=rows, BLOCK_N=block, num_warps=warps)
+                v = f"N const rows={rows} warps={warps}"
+                measure(
+                    table,
+                    f"softmax {tag}",
+                    v,
+                    lambda: softmax_rows_n[grid](x, y, x.stride(0), m, n, **kw),
+                    close(ref_sm),
+                    io,
+                )
+                for early, stats in ((False, True), (True, True), (True, False)):
+                    measure(
+                        table,
+                        f"layer_norm {tag}",
+                        v + (" early w,b" if early else "") + ("" if stats else " no stats"),
+                        lambda: layer_norm_rows_n[grid](
+                            x,
+                            w,
+                            b,
+                            y,
+                            mean,
+                            rstd,
+                            x.stride(0),
+                            m,
+                            n,
+                            1e-5,
+                            EARLY=early,
+                            STATS=stats,
+                            **kw,
+                        ),
+                        close(ref_ln),
+                        io,
+                    )
+
+
 def decode_section(table: Table, device: str, t: int) -> None:
     dt = DTYPE
     f3 = load_solution("f3_fused_norm_act")
@@ -556,7 +680,7 @@ def attention_section(table: Table, device: str, shapes) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="rows,decode,matmul,attention")
+    parser.add_argument("--only", default="rows,rowsn,decode,matmul,attention")
     parser.add_argument("--check", action="store_true", help="small shapes, correctness only")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
@@ -571,6 +695,8 @@ def main() -> int:
         rows_section(
             table, device, [(9, 100)] if args.check else [(4096, 1000), (4096, 2048), (4096, 4000)]
         )
+    if "rowsn" in only:
+        rows_n_section(table, device, [(9, 100)] if args.check else [(4096, 1000), (4096, 4000)])
     if "decode" in only:
         decode_section(table, device, 3 if args.check else 16)
     if "matmul" in only:
