@@ -148,6 +148,29 @@ def test_dev_check_names_stories_collected_from_an_older_test_file(course):
     assert "python -m tutor.stories t3" in problem
 
 
+def test_a_collection_on_the_gpu_adds_to_the_cpus_and_an_older_one_is_not_kept(course, monkeypatch):
+    from tutor import stories
+
+    gpu_only = "a story the tests tell only on a GPU"
+    backends = []
+
+    def collect(test_file, solution, root, mutants=(), gpu=False):
+        backends.append(gpu)
+        return [gpu_only]
+
+    monkeypatch.setattr(stories, "collect", collect)
+    monkeypatch.chdir(course.root)
+    _sha, cpu_english = read_collected(course.stories("t3"))
+    assert stories.main(["--gpu", "t3"]) == 0
+    _sha, english = read_collected(course.stories("t3"))
+    assert backends == [True] and set(english) == {*cpu_english, gpu_only}
+    # Collected from an older test file, what the file held is dropped, not carried over.
+    test_file = course.test_file("t3_layernorm.py")
+    test_file.write_text(test_file.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    assert stories.main(["--gpu", "t3"]) == 0
+    assert read_collected(course.stories("t3"))[1] == [gpu_only]
+
+
 def test_a_broken_catalogue_in_chinese_is_one_line_with_file_and_line(course):
     course.catalogue.write_text("format: 2\ntracks:\n  - {id: T, title: x\n", encoding="utf-8")
     out = tutor(course, "--lang", "zh", "check", "t3")
