@@ -90,11 +90,12 @@ def _course_on(disk: Path, course: CoursePaths) -> CoursePaths:
 
 def _fill(disk: Path) -> None:
     """Write until the disk refuses one more byte."""
-    with open(disk / "filler", "wb") as out:
+    # Unbuffered: a buffered file that met the full disk would try its last bytes again when
+    # closed and raise there, outside the try (whether it does depends on where the disk ran out).
+    with open(disk / "filler", "wb", buffering=0) as out:
         try:
             while True:
                 out.write(b"\0" * 65536)
-                out.flush()
         except OSError:
             pass
     with open(disk / "filler-small", "wb", buffering=0) as out:
