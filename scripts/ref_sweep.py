@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -138,10 +139,8 @@ def rms_norm_rows_n(
 ):
     """rms_norm_rows with the row length a compile-time constant (as torch.compile does)."""
     row0 = tl.program_id(0).to(tl.int64) * ROWS
-    rows = row0 + tl.arange(0, ROWS)
-    cols = tl.arange(0, BLOCK_N)
-    mask = (rows[:, None] < n_rows) & (cols[None, :] < N)
-    offs = rows[:, None] * stride + cols[None, :]
+    # A constexpr passed to a jit helper stays one there: the mask is still fixed at compile time.
+    offs, mask, cols = _row_offsets(row0, n_rows, N, stride, ROWS, BLOCK_N, 1)
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     rstd = 1.0 / tl.sqrt(tl.sum(x * x, axis=1) / N + eps)
     w = tl.load(w_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
@@ -154,10 +153,8 @@ def softmax_rows_n(
     x_ptr, y_ptr, stride, n_rows, N: tl.constexpr, ROWS: tl.constexpr, BLOCK_N: tl.constexpr
 ):
     """softmax_rows with the row length a compile-time constant."""
-    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
-    cols = tl.arange(0, BLOCK_N)
-    mask = (rows[:, None] < n_rows) & (cols[None, :] < N)
-    offs = rows[:, None] * stride + cols[None, :]
+    row0 = tl.program_id(0).to(tl.int64) * ROWS
+    offs, mask, cols = _row_offsets(row0, n_rows, N, stride, ROWS, BLOCK_N, 1)
     x = tl.load(x_ptr + offs, mask=mask, other=float("-inf")).to(tl.float32)
     e = tl.exp(x - tl.max(x, axis=1)[:, None])
     y = e / tl.sum(e, axis=1)[:, None]
@@ -184,10 +181,8 @@ def layer_norm_rows_n(
     """layer_norm_rows with the row length a compile-time constant; EARLY loads the weight and
     bias before the reductions (their latency hidden behind them); STATS=False skips the mean
     and rstd stores (to see what they cost)."""
-    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
-    cols = tl.arange(0, BLOCK_N)
-    mask = (rows[:, None] < n_rows) & (cols[None, :] < N)
-    offs = rows[:, None] * stride + cols[None, :]
+    row0 = tl.program_id(0).to(tl.int64) * ROWS
+    offs, mask, cols = _row_offsets(row0, n_rows, N, stride, ROWS, BLOCK_N, 1)
     x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
     if EARLY:
         w = tl.load(w_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)
@@ -201,6 +196,7 @@ def layer_norm_rows_n(
     y = xc * rstd[:, None] * w[None, :] + b[None, :]
     tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
     if STATS:
+        rows = row0 + tl.arange(0, ROWS)
         tl.store(mean_ptr + rows, mean, mask=rows < n_rows)
         tl.store(rstd_ptr + rows, rstd, mask=rows < n_rows)
 
@@ -309,42 +305,82 @@ def compiled(fn):
 # --- sections ---------------------------------------------------------------------------------
 
 
+@dataclass
+class RowInputs:
+    """One row shape's tensors (bf16 x, weight, bias; y and the float32 statistics to write)."""
+
+    x: torch.Tensor
+    w: torch.Tensor
+    b: torch.Tensor
+    y: torch.Tensor
+    mean: torch.Tensor
+    rstd: torch.Tensor
+
+    @property
+    def tag(self) -> str:
+        return "{}x{}".format(*self.x.shape)
+
+    @property
+    def block(self) -> int:
+        return triton.next_power_of_2(self.x.shape[1])
+
+    @property
+    def io(self) -> int:
+        return 2 * self.x.numel() * self.x.element_size()  # read once, written once
+
+    def close(self, ref: torch.Tensor):
+        return lambda: torch.allclose(self.y.float(), ref, atol=2e-2, rtol=2e-2)
+
+
+def row_inputs(m: int, n: int, device: str) -> RowInputs:
+    x = torch.randn(m, n, device=device, dtype=DTYPE) + 0.5
+    mean = torch.empty(m, device=device, dtype=torch.float32)
+    return RowInputs(
+        x=x,
+        w=torch.randn(n, device=device, dtype=DTYPE) * 0.1 + 1,
+        b=torch.randn(n, device=device, dtype=DTYPE) * 0.1,
+        y=torch.empty_like(x),
+        mean=mean,
+        rstd=torch.empty_like(mean),
+    )
+
+
+# torch's own op for each row kernel, as torch.compile is given it
+ROW_OPS = {
+    "softmax": lambda t, w, b: torch.softmax(t.float(), -1).to(t.dtype),
+    "layer_norm": lambda t, w, b: F.layer_norm(t, (t.shape[-1],), w, b, 1e-5),
+    "rms_norm": lambda t, w, b: F.rms_norm(t, (t.shape[-1],), w, 1e-6),
+}
+
+
+def compile_columns(table: Table, device: str, r: RowInputs, ops) -> None:
+    """torch.compile of each op in `ops` at this shape, timed as the variants are (GPU only)."""
+    if device != "cuda":
+        return
+    for op in ops:
+        fn = compiled(ROW_OPS[op])
+        measure(table, f"{op} {r.tag}", "torch.compile", lambda: fn(r.x, r.w, r.b), nbytes=r.io)
+
+
 def rows_section(table: Table, device: str, shapes) -> None:
-    dt = DTYPE
+    t2, t3 = load_solution("t2_softmax"), load_solution("t3_layernorm")
     for m, n in shapes:
-        x = torch.randn(m, n, device=device, dtype=dt) + 0.5
-        w = torch.randn(n, device=device, dtype=dt) * 0.1 + 1
-        b = torch.randn(n, device=device, dtype=dt) * 0.1
-        y = torch.empty_like(x)
-        mean = torch.empty(m, device=device, dtype=torch.float32)
-        rstd = torch.empty_like(mean)
-        block = triton.next_power_of_2(n)
-        io = 2 * m * n * 2
+        r = row_inputs(m, n, device)
+        x, w, b, y, mean, rstd, io = r.x, r.w, r.b, r.y, r.mean, r.rstd, r.io
         ref_sm = torch.softmax(x.float(), -1)
         ref_ln = F.layer_norm(x.float(), (n,), w.float(), b.float(), 1e-5)
         ref_rms = F.rms_norm(x.float(), (n,), w.float(), 1e-6)
-
-        def close(ref):
-            return lambda: torch.allclose(y.float(), ref, atol=2e-2, rtol=2e-2)
-
-        tag = f"{m}x{n}"
-        if device == "cuda":
-            sm_c = compiled(lambda t: torch.softmax(t.float(), -1).to(t.dtype))
-            ln_c = compiled(lambda t, w, b: F.layer_norm(t, (n,), w, b, 1e-5))
-            rms_c = compiled(lambda t, w: F.rms_norm(t, (n,), w, 1e-6))
-            measure(table, f"softmax {tag}", "torch.compile", lambda: sm_c(x), nbytes=io)
-            measure(table, f"layer_norm {tag}", "torch.compile", lambda: ln_c(x, w, b), nbytes=io)
-            measure(table, f"rms_norm {tag}", "torch.compile", lambda: rms_c(x, w), nbytes=io)
-        t2, t3 = load_solution("t2_softmax"), load_solution("t3_layernorm")
+        tag = r.tag
+        compile_columns(table, device, r, ("softmax", "layer_norm", "rms_norm"))
         measure(
-            table, f"softmax {tag}", "solution", lambda: y.copy_(t2.softmax(x)), close(ref_sm), io
+            table, f"softmax {tag}", "solution", lambda: y.copy_(t2.softmax(x)), r.close(ref_sm), io
         )
         measure(
             table,
             f"layer_norm {tag}",
             "solution",
             lambda: y.copy_(t3.layer_norm(x, w, b)[0]),
-            close(ref_ln),
+            r.close(ref_ln),
             io,
         )
         measure(
@@ -352,24 +388,24 @@ def rows_section(table: Table, device: str, shapes) -> None:
             f"rms_norm {tag}",
             "solution",
             lambda: y.copy_(t3.rms_norm(x, w)),
-            close(ref_rms),
+            r.close(ref_rms),
             io,
         )
         # The row alignment alone first (rows=1, both aligns), then rows per program with it.
-        variants = [(1, r, w) for r in (1,) for w in (1, 2, 4, 8)]
-        variants += [(8, r, w) for r in (1, 2, 4, 8) for w in (1, 2, 4, 8)]
+        variants = [(1, 1, warps) for warps in (1, 2, 4, 8)]
+        variants += [(8, rows, warps) for rows in (1, 2, 4, 8) for warps in (1, 2, 4, 8)]
         for align, rows, warps in variants:
-            if rows * block < 32 * warps or rows * block > 16384:
+            if rows * r.block < 32 * warps or rows * r.block > 16384:
                 continue
             v = f"rows={rows} warps={warps} align={align}"
             grid = (triton.cdiv(m, rows),)
-            kw = dict(ROWS=rows, BLOCK_N=block, ALIGN=align, num_warps=warps)
+            kw = dict(ROWS=rows, BLOCK_N=r.block, ALIGN=align, num_warps=warps)
             measure(
                 table,
                 f"softmax {tag}",
                 v,
                 lambda: softmax_rows[grid](x, y, x.stride(0), m, n, **kw),
-                close(ref_sm),
+                r.close(ref_sm),
                 io,
             )
             measure(
@@ -379,7 +415,7 @@ def rows_section(table: Table, device: str, shapes) -> None:
                 lambda: layer_norm_rows[grid](
                     x, w, b, y, mean, rstd, x.stride(0), m, n, 1e-5, **kw
                 ),
-                close(ref_ln),
+                r.close(ref_ln),
                 io,
             )
             measure(
@@ -387,7 +423,7 @@ def rows_section(table: Table, device: str, shapes) -> None:
                 f"rms_norm {tag}",
                 v,
                 lambda: rms_norm_rows[grid](x, w, y, x.stride(0), m, n, 1e-6, **kw),
-                close(ref_rms),
+                r.close(ref_rms),
                 io,
             )
             if align == 8:
@@ -404,55 +440,40 @@ def rows_section(table: Table, device: str, shapes) -> None:
                         n,
                         1e-6,
                         ROWS=rows,
-                        BLOCK_N=block,
+                        BLOCK_N=r.block,
                         num_warps=warps,
                     ),
-                    close(ref_rms),
+                    r.close(ref_rms),
                     io,
                 )
 
 
 def rows_n_section(table: Table, device: str, shapes) -> None:
     """The row length as a constexpr (as t3's solution has it), rows per program and warps."""
-    dt = DTYPE
     t2, t3 = load_solution("t2_softmax"), load_solution("t3_layernorm")
     for m, n in shapes:
-        x = torch.randn(m, n, device=device, dtype=dt) + 0.5
-        w = torch.randn(n, device=device, dtype=dt) * 0.1 + 1
-        b = torch.randn(n, device=device, dtype=dt) * 0.1
-        y = torch.empty_like(x)
-        mean = torch.empty(m, device=device, dtype=torch.float32)
-        rstd = torch.empty_like(mean)
-        block = triton.next_power_of_2(n)
-        io = 2 * m * n * 2
+        r = row_inputs(m, n, device)
+        x, w, b, y, mean, rstd, io = r.x, r.w, r.b, r.y, r.mean, r.rstd, r.io
         ref_sm = torch.softmax(x.float(), -1)
         ref_ln = F.layer_norm(x.float(), (n,), w.float(), b.float(), 1e-5)
-
-        def close(ref):
-            return lambda: torch.allclose(y.float(), ref, atol=2e-2, rtol=2e-2)
-
-        tag = f"{m}x{n}"
-        if device == "cuda":
-            sm_c = compiled(lambda t: torch.softmax(t.float(), -1).to(t.dtype))
-            ln_c = compiled(lambda t, w, b: F.layer_norm(t, (n,), w, b, 1e-5))
-            measure(table, f"softmax {tag}", "torch.compile", lambda: sm_c(x), nbytes=io)
-            measure(table, f"layer_norm {tag}", "torch.compile", lambda: ln_c(x, w, b), nbytes=io)
+        tag = r.tag
+        compile_columns(table, device, r, ("softmax", "layer_norm"))
         # the wrappers as a learner calls them (each allocates its output: free in a graph)
         measure(table, f"softmax {tag}", "solution", lambda: t2.softmax(x), nbytes=io)
         measure(table, f"layer_norm {tag}", "solution", lambda: t3.layer_norm(x, w, b), nbytes=io)
         for rows in (1, 2, 4):
             for warps in (1, 2, 4, 8):
-                if rows * block < 32 * warps or rows * block > 16384:
+                if rows * r.block < 32 * warps or rows * r.block > 16384:
                     continue
                 grid = (triton.cdiv(m, rows),)
-                kw = dict(ROWS=rows, BLOCK_N=block, num_warps=warps)
+                kw = dict(ROWS=rows, BLOCK_N=r.block, num_warps=warps)
                 v = f"N const rows={rows} warps={warps}"
                 measure(
                     table,
                     f"softmax {tag}",
                     v,
                     lambda: softmax_rows_n[grid](x, y, x.stride(0), m, n, **kw),
-                    close(ref_sm),
+                    r.close(ref_sm),
                     io,
                 )
                 for early, stats in ((False, True), (True, True), (True, False)):
@@ -475,7 +496,7 @@ def rows_n_section(table: Table, device: str, shapes) -> None:
                             STATS=stats,
                             **kw,
                         ),
-                        close(ref_ln),
+                        r.close(ref_ln),
                         io,
                     )
 
