@@ -27,6 +27,22 @@ def test_a_patch_rebuilds_its_mutant_and_a_stale_one_says_where():
         patches.apply(old.replace("b = 2", "b = 3"), patch)
 
 
+def test_a_patch_is_rebased_onto_a_solution_that_moved_elsewhere():
+    old = '"""Doc."""\na = 1\nb = 2\nc = 3\n'
+    patch = patches.make(old, old.replace("b = 2", "b = 20"), "x.py", "b ten times too big")
+    moved = '"""Doc,\nnow longer."""\na = 1\nb = 2\nc = 4\n'  # two lines above, c changed
+    rebased = patches.rebase(old, moved, patch, "x.py")
+    assert patches.apply(moved, rebased) == moved.replace("b = 2", "b = 20")
+    assert patches.description(rebased) == "b ten times too big"
+
+
+def test_a_patch_whose_own_line_changed_is_not_rebased():
+    old = "a = 1\nb = 2\n"
+    patch = patches.make(old, "a = 1\nb = 20\n", "x.py")
+    with pytest.raises(patches.PatchError, match="line 2 of the old base"):
+        patches.rebase(old, "a = 1\nb = 3\n", patch, "x.py")
+
+
 def test_every_patch_mutant_of_the_course_applies(catalogue):
     for drill in (d for d in catalogue.drills if not d.coming):
         for target in devcheck.targets(catalogue, drill):

@@ -11,6 +11,12 @@ it.
 
 Hunks must match exactly (no fuzz): a mutant that cannot be rebuilt faithfully is an error.
 
+When the file under a patch changes elsewhere (a docstring grows, a signature is reformatted),
+`rebase` carries the patch's one idea onto the new file: its edits move with the unchanged
+lines they sit in, and an edit whose lines changed too is a PatchError, left to a person.
+
+    python -m tutor.dev.patches rebase t3 HEAD   # t3's patches, from the solution at HEAD
+
 `code_lines_apart` measures how far a whole-file mutant is from a file it could be a patch on,
 in lines of code (comments, docstrings and layout do not count): `tutor dev check` asks for a
 patch when a whole file is within NEAR_COPY_LINES of the solution or a correct variant.
@@ -73,6 +79,38 @@ def apply(old: str, patch: str, old_name: str = "the solution") -> str:
                 out.append(text + "\n")
     out.extend(lines[position:])
     return "".join(out)
+
+
+def rebase(old_base: str, new_base: str, patch: str, name: str) -> str:
+    """`patch` (made on `old_base`) remade on `new_base`, its description kept.
+
+    Each edit the patch makes must fall in lines that `old_base` and `new_base` share
+    unchanged; PatchError names the first that does not.
+    """
+    old_mutant = apply(old_base, patch, "the old base")
+    base_lines, new_lines = old_base.splitlines(True), new_base.splitlines(True)
+    mutant_lines = old_mutant.splitlines(True)
+    shared = difflib.SequenceMatcher(None, base_lines, new_lines, autojunk=False)
+    moved: dict[int, int] = {}  # old_base line -> new_base line, for the lines both keep
+    for tag, i1, i2, j1, _j2 in shared.get_opcodes():
+        if tag == "equal":
+            moved.update({i1 + k: j1 + k for k in range(i2 - i1)})
+    edits = difflib.SequenceMatcher(None, base_lines, mutant_lines, autojunk=False)
+    out, position = [], 0  # lines of new_base consumed so far
+    for tag, i1, i2, j1, j2 in edits.get_opcodes():
+        if tag == "equal":
+            continue
+        # the edit's own lines (or, for an insertion, the line it goes before) must be kept
+        anchor = list(range(i1, i2)) if i2 > i1 else [i1]
+        spots = [moved.get(i) for i in anchor] if i1 < len(base_lines) else [len(new_lines)]
+        if None in spots or spots != list(range(spots[0], spots[0] + len(spots))):
+            raise PatchError(f"the edit at line {i1 + 1} of the old base meets a changed line")
+        start = spots[0]
+        out.extend(new_lines[position:start])
+        out.extend(mutant_lines[j1:j2])
+        position = start + (i2 - i1)
+    out.extend(new_lines[position:])
+    return make(new_base, "".join(out), name, description(patch))
 
 
 def description(patch: str) -> str:
@@ -144,3 +182,45 @@ def _is_docstring(statement: ast.stmt) -> bool:
         and isinstance(statement.value, ast.Constant)
         and isinstance(statement.value.value, str)
     )
+
+
+def _rebase_drill(drill_id: str, rev: str) -> int:
+    """Rebase every patch of `drill_id` built on its solution, from the solution at `rev`."""
+    import subprocess
+    from pathlib import Path
+
+    from tutor.catalogue import load_catalogue
+    from tutor.paths import CoursePaths
+
+    catalogue = load_catalogue(CoursePaths(Path.cwd()))
+    solution = catalogue.paths.solution(catalogue.drill(drill_id).file)
+    relative = solution.resolve().relative_to(Path.cwd().resolve())
+    old = subprocess.run(
+        ["git", "show", f"{rev}:{relative.as_posix()}"], capture_output=True, text=True, check=True
+    ).stdout
+    new = solution.read_text(encoding="utf-8")
+    failed = 0
+    for path in sorted(catalogue.paths.mutants(drill_id).glob("*.patch")):
+        text = path.read_text(encoding="utf-8")
+        if base(text) is not None:
+            continue  # built on a correct variant, which did not change
+        try:
+            apply(new, text)
+            continue  # still applies
+        except PatchError:
+            pass
+        try:
+            path.write_text(rebase(old, new, text, solution.name), encoding="utf-8")
+            print(f"rebased {path}")
+        except PatchError as exc:
+            failed += 1
+            print(f"{path}: {exc}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) != 4 or sys.argv[1] != "rebase":
+        sys.exit("usage: python -m tutor.dev.patches rebase DRILL REV")
+    sys.exit(_rebase_drill(sys.argv[2], sys.argv[3]))
