@@ -7,9 +7,12 @@ Padded lanes are loaded as -inf: they never win the max and exp(-inf) = 0 adds n
 sum. Subtracting the row max keeps exp from overflowing (softmax does not change when every
 element of a row is shifted by the same amount). The math is done in float32.
 
-The row length is a compile-time constant (`n_cols: tl.constexpr`): the compiler then knows
-which lanes the mask keeps and loads the row in wide pieces. One compile per row length, which
-a model with one hidden size pays once.
+The row length and the row strides are compile-time constants (`tl.constexpr`): the compiler
+then knows which lanes the mask keeps and, from a stride whose bytes are a multiple of 16,
+that every row starts 16-byte aligned, so it loads the row in wide pieces. On an H200
+(4096 x 1000 bf16, CUDA graph, inputs rotated past the L2): 5.79 us with runtime strides, 5.36
+with constant ones (torch.compile 6.45 in the same run). One compile per row length and
+stride, which a model with one hidden size pays once.
 """
 
 from __future__ import annotations
@@ -21,7 +24,12 @@ import triton.language as tl
 
 @triton.jit
 def _softmax_kernel(
-    x_ptr, y_ptr, x_row_stride, y_row_stride, n_cols: tl.constexpr, BLOCK_N: tl.constexpr
+    x_ptr,
+    y_ptr,
+    x_row_stride: tl.constexpr,
+    y_row_stride: tl.constexpr,
+    n_cols: tl.constexpr,
+    BLOCK_N: tl.constexpr,
 ):
     row_idx = tl.program_id(0).to(tl.int64)  # int64: row_idx * stride may pass 2**31
     cols = tl.arange(0, BLOCK_N)

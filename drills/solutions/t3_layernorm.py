@@ -5,11 +5,13 @@ loaded once into registers (BLOCK_N lanes, the power of two at or above N), its 
 reduced in fp32, and the normalised row is written back in the input's dtype. LayerNorm also
 returns the per-row mean and rstd in float32, which a backward pass would reuse.
 
-The row length N is a compile-time constant (`n_cols: tl.constexpr`), as torch.compile makes
-it: the mask and the divisions by N are then fixed when the kernel is compiled. With that and
-one warp for short rows, 4096 x 1000 bf16 layer_norm on an H200 (CUDA graph) went from 12.1 us
-to 7.3 us; torch.compile's takes 4.5 us. The price is one compile per row length, which a model
-with one hidden size pays once.
+The row length N and the row strides are compile-time constants (`tl.constexpr`), as
+torch.compile makes them: the mask and the divisions by N are fixed when the kernel is
+compiled, and a stride such as 1000 bf16 values (2000 bytes, a multiple of 16) proves every
+row starts 16-byte aligned, so rows load in 16-byte pieces. On an H200 (4096 x 1000 bf16, CUDA
+graph, inputs rotated past the L2) layer_norm took 7.08 us with runtime strides and 5.73 us
+with constant ones (torch.compile 5.69); rms_norm 6.22 and 5.43 (compile 5.55). The price is
+one compile per row length and stride, which a model with one hidden size pays once.
 """
 
 from __future__ import annotations
@@ -30,8 +32,8 @@ def _layer_norm_fwd_kernel(
     y_ptr,
     mean_ptr,
     rstd_ptr,
-    x_row_stride,
-    y_row_stride,
+    x_row_stride: tl.constexpr,
+    y_row_stride: tl.constexpr,
     n_cols: tl.constexpr,
     eps,
     BLOCK_N: tl.constexpr,
@@ -61,8 +63,8 @@ def _rms_norm_fwd_kernel(
     x_ptr,
     w_ptr,
     y_ptr,
-    x_row_stride,
-    y_row_stride,
+    x_row_stride: tl.constexpr,
+    y_row_stride: tl.constexpr,
     n_cols: tl.constexpr,
     eps,
     BLOCK_N: tl.constexpr,
