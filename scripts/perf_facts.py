@@ -23,6 +23,33 @@ from tutor.paths import CoursePaths  # noqa: E402
 from tutor.perfcheck import check_perf  # noqa: E402
 from tutor.warm import WarmPool  # noqa: E402
 
+SIDE_FIELDS = {"mine": "impl", "reference": "reference", "eager": "eager"}
+
+
+def child_json(target_name: str, report: dict) -> dict:
+    """A bench report (`BenchReport.to_json()`) as the bench process wrote it, the form
+    tests/recorded.py judges again: per row, each side's times under `us` and `graph_us`."""
+    rows = []
+    for row in report.get("rows", []):
+        us = {side: row.get(f"{field}_us") for side, field in SIDE_FIELDS.items()}
+        graph = {side: row.get(f"{field}_graph_us") for side, field in SIDE_FIELDS.items()}
+        graph["mine"] = row.get("graph_us")
+        rows.append(
+            {
+                **{k: row.get(k) for k in ("label", "function", "shape", "bytes", "flops")},
+                "decode": bool(row.get("decode")),
+                "us": {k: v for k, v in us.items() if v is not None},
+                "graph_us": {k: v for k, v in graph.items() if v is not None},
+                "facts": row.get("facts", {}),
+            }
+        )
+    keep = ("copy_gbps", "device", "launch_graph_us", "launch_us", "limits", "torch", "triton")
+    return {
+        **{k: report.get(k) for k in keep},
+        "reference_is_impl": target_name == "solution",
+        "rows": rows,
+    }
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -39,7 +66,7 @@ def main() -> int:
                 "drill": target.drill,
                 "file": target.name,
                 "expected": target.expect,
-                "report": report.to_json(),
+                "report": child_json(target.name, report.to_json()),
             }
         )
         out.write_text(json.dumps(kept, indent=1, default=str), encoding="utf-8")

@@ -1,6 +1,7 @@
-"""Benches recorded on an H200 (tests/data/perf-facts-h200-2026-12-01.json), for the tests of
-the perf coach on machines without a GPU: each entry is the bench process's JSON for one file
-(a solution or a slow kernel in drills/mutants/*/perf-*) at its case."""
+"""Benches recorded on an H200 (tests/data/perf-facts-h200-*.json), for the tests of the perf
+coach on machines without a GPU: each entry is the bench process's JSON for one file (a
+solution or a slow kernel in drills/mutants/*/perf-*) at its case. A later file's entry
+replaces an earlier one's for the same file (its facts have fields the earlier lacks)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,18 @@ from tutor.bench.recipe import load_recipes
 from tutor.states import BenchStatus
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORDED = json.loads((ROOT / "tests" / "data" / "perf-facts-h200-2026-12-01.json").read_text())
+
+
+def _recorded() -> dict:
+    files = sorted((ROOT / "tests" / "data").glob("perf-facts-h200-*.json"))
+    newest: dict[tuple[str, str], dict] = {}
+    for path in files:  # dated names: sorted oldest first
+        for bench_entry in json.loads(path.read_text())["benches"]:
+            newest[(bench_entry["drill"], bench_entry["file"])] = bench_entry
+    return {"recorded": [path.name for path in files], "benches": list(newest.values())}
+
+
+RECORDED = _recorded()
 
 
 def entry(drill: str, file: str) -> dict:

@@ -1,6 +1,6 @@
 """The perf coach's rules, as pure functions of facts recorded on an H200.
 
-tests/data/perf-facts-h200-2026-12-01.json holds what `scripts/perf_facts.py` measured on the
+tests/data/perf-facts-h200-*.json hold what `scripts/perf_facts.py` measured on the
 GPU for every drill's reference solution and every slow but correct kernel in
 drills/mutants/*/perf-*: each file's launches (registers, spills, shared memory, warps, grid,
 tensor cores), the kernels the profiler saw, and the times. The rules must give each slow
@@ -123,6 +123,53 @@ def test_a_causal_case_without_its_plain_twin_claims_no_skip():
     entry = copy.deepcopy(next(e for e in BENCHES if e["file"].startswith("perf-no-causal-skip")))
     entry["report"]["rows"] = entry["report"]["rows"][:1]  # the causal case alone
     assert _first(entry) != "no-causal-skip"
+
+
+def _drill_entry(drill: str, file: str) -> dict:
+    return copy.deepcopy(next(e for e in BENCHES if e["drill"] == drill and e["file"] == file))
+
+
+@pytest.mark.parametrize(
+    "file", ["perf-second-read__forward_reread.py", "perf-second-read__three_passes.py"]
+)
+def test_a_second_read_is_claimed_only_where_the_reference_reads_once(file):
+    entry = _drill_entry("t4", file)
+    assert _first(entry) == "second-read"
+    row = entry["report"]["rows"][0]  # 4096 x 8192: the reference reads each row once
+    row["graph_us"]["reference"] = row["graph_us"]["mine"] / 1.2  # as if it read twice too
+    assert _first(entry) != "second-read"
+
+
+def test_a_second_read_defers_to_spills_in_the_compile_facts():
+    entry = _drill_entry("t4", "perf-second-read__three_passes.py")
+    for launch in entry["report"]["rows"][0]["facts"]["mine"]["launches"]:
+        launch["n_spills"] = 40
+    assert _first(entry) == "spills"
+
+
+def test_the_second_read_quotes_the_long_row_where_the_reference_reads_twice():
+    text = _judged(_drill_entry("t4", "perf-second-read__forward_reread.py"))["perf"][0]["text"]
+    assert "65536" in text and "8192" in text
+
+
+@pytest.mark.parametrize(
+    "file", ["perf-exp2__natural_exp.patch", "perf-exp2__scaled_inside_exp.patch"]
+)
+def test_exp2_rests_on_the_denormal_exponentials_in_the_ptx(file):
+    entry = _drill_entry("m3", file)
+    assert _first(entry) == "exp2"
+    mine = entry["report"]["rows"][0]["facts"]["mine"]["launches"]
+    assert all(launch["exp_denormal"] == launch["exp_ops"] > 0 for launch in mine)
+    for launch in mine:
+        launch["exp_denormal"] = 0  # every exponential an exp2
+    assert _first(entry) != "exp2"
+
+
+def test_exp2_is_not_claimed_when_the_yardstick_uses_tl_exp_too():
+    entry = _drill_entry("m3", "perf-exp2__natural_exp.patch")
+    for launch in entry["report"]["rows"][0]["facts"]["reference"]["launches"]:
+        launch["exp_denormal"] = launch["exp_ops"]
+    assert _first(entry) != "exp2"
 
 
 # ---- occupancy and waves -----------------------------------------------------------------------

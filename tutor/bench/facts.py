@@ -3,7 +3,8 @@
     limits = device_limits()              # the card: SMs, registers, shared memory, warps
     facts = call_facts(lambda: fn(*inputs))
     # {"launches": [{"kernel", "grid", "programs", "n_regs", "n_spills", "shared",
-    #                "num_warps", "num_stages", "tensor_cores", "ints"}, ...],
+    #                "num_warps", "num_stages", "tensor_cores", "exp_ops", "exp_denormal",
+    #                "ints"}, ...],
     #  "kernels": [{"name", "us", "triton"}, ...]}   # every GPU kernel, torch's included
 
 Runs in the bench process (tutor.bench.child), which has a GPU; everything it returns is plain
@@ -29,6 +30,12 @@ from typing import Any
 
 MAX_INTS = 24  # integer arguments kept per launch (block sizes, lengths, strides)
 MMA = re.compile(r"\b(?:wgmma|mma)\.")  # a tensor-core instruction in the PTX
+# The GPU's exponential is 2^x (ex2.approx). tl.exp2 compiles to its flush-to-zero form
+# (ex2.approx.ftz.f32: one instruction); tl.exp(x) to 2^(x * log2 e) through the form that keeps
+# denormal results (ex2.approx.f32), which ptxas wraps in a range check and two multiplies.
+# Counted in the PTX text, per instruction written (a loop body counts once).
+EX2 = re.compile(r"^\s*ex2\.approx\.", re.MULTILINE)
+EX2_DENORMAL = re.compile(r"^\s*ex2\.approx\.f32\s", re.MULTILINE)
 RESERVED_SHARED_PER_BLOCK = 1024  # the driver keeps 1 KB of shared memory per block (sm_80+)
 REGISTER_UNIT = 256  # registers are allocated per warp, 256 at a time
 MAX_BLOCKS_PER_SM = {9: 32, 8: 32, 7: 32}  # resident blocks per SM by compute capability major
@@ -115,8 +122,17 @@ def _launch(kernel: Any, grid: Any, args: tuple) -> dict[str, Any]:
         "num_stages": getattr(metadata, "num_stages", None),
         "num_ctas": getattr(metadata, "num_ctas", None),
         "tensor_cores": None if ptx is None else bool(MMA.search(ptx)),
+        **exp_facts(ptx),
         "ints": dict(list(ints.items())[:MAX_INTS]),
     }
+
+
+def exp_facts(ptx: str | None) -> dict[str, int | None]:
+    """How many exponentials a kernel's PTX holds, and how many of them keep denormal results
+    (a tl.exp's; a tl.exp2 flushes them to zero, in one instruction)."""
+    if ptx is None:
+        return {"exp_ops": None, "exp_denormal": None}
+    return {"exp_ops": len(EX2.findall(ptx)), "exp_denormal": len(EX2_DENORMAL.findall(ptx))}
 
 
 def profiled_kernels(call: Callable[[], Any]) -> list[dict[str, Any]]:

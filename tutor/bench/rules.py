@@ -451,22 +451,38 @@ def extra_launches(case: Case) -> Finding | None:
     )
 
 
-def extra_traffic(case: Case) -> Finding | None:
-    if case.flops or case.decode or not case.bytes or not case.copy_gbps:
+def traffic_ratio(case: Case, side: Side | None) -> float | None:
+    """The bytes `side`'s GPU time would move at copy bandwidth, over the fewest the op needs
+    (1.0: as fast as a copy of the op's bytes; 1.5: the time of half as many bytes again)."""
+    if side is None or case.flops or case.decode or not case.bytes or not case.copy_gbps:
         return None
-    gpu = case.mine.graph_us or case.mine.us
-    if not gpu:
-        return None
-    implied = case.copy_gbps * 1e9 * gpu * 1e-6
-    if implied < TRAFFIC_RATIO * case.bytes:
-        return None
-    numbers = {
+    gpu = side.graph_us or side.us
+    return case.copy_gbps * 1e3 * gpu / case.bytes if gpu else None
+
+
+def traffic_numbers(case: Case) -> dict[str, Any]:
+    """The learner's time as bytes at copy bandwidth, for a finding's text and its hints."""
+    ratio = traffic_ratio(case, case.mine) or 0.0
+    return {
         **_common(case),
-        "implied_mb": round(implied / 2**20, 1),
+        "implied_mb": round(ratio * case.bytes / 2**20, 1),
         "fewest_mb": round(case.bytes / 2**20, 1),
-        "traffic_ratio": round(implied / case.bytes, 2),
-        "pct_copy": round(100 * case.bytes / implied),
+        "traffic_ratio": round(ratio, 2),
+        "pct_copy": round(100 / ratio) if ratio else None,
     }
+
+
+def explained_by_compile_facts(case: Case) -> bool:
+    """Whether a rule on the compile facts (spills, occupancy, launches, ...) names a cause: a
+    drill's lever that reads the time alone defers to them, as extra-traffic does."""
+    return any(rule(case) is not None for rule in RULES)
+
+
+def extra_traffic(case: Case) -> Finding | None:
+    ratio = traffic_ratio(case, case.mine)
+    if ratio is None or ratio < TRAFFIC_RATIO:
+        return None
+    numbers = traffic_numbers(case)
     return Finding(
         "extra-traffic",
         _(
