@@ -52,7 +52,7 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     M, K = a.shape
     N = b.shape[1]
     c = torch.empty((M, N), device=a.device, dtype=a.dtype)
-    grid = (triton.cdiv(M, 16), triton.cdiv(N, 32))
+    grid = (triton.cdiv(M, 32), triton.cdiv(N, 64))
     _mm[grid](
         a,
         b,
@@ -66,9 +66,9 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         b.stride(1),
         c.stride(0),
         c.stride(1),
-        BM=16,
-        BN=32,
-        BK=16,
+        BM=32,
+        BN=64,
+        BK=32,
         num_warps=4,
     )
     return c

@@ -62,7 +62,7 @@ def linear_gelu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tens
     M, K = x.shape
     N = w.shape[0]
     y = torch.empty((M, N), device=x.device, dtype=x.dtype)
-    grid = (triton.cdiv(M, 16), triton.cdiv(N, 16))
+    grid = (triton.cdiv(M, 32), triton.cdiv(N, 32))
     _linear_gelu[grid](
         x,
         w,
@@ -77,9 +77,9 @@ def linear_gelu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tens
         w.stride(1),
         y.stride(0),
         y.stride(1),
-        BM=16,
-        BN=16,
-        BK=16,
+        BM=32,
+        BN=32,
+        BK=32,
         num_warps=4,
     )
     return y
