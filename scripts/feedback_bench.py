@@ -14,9 +14,10 @@ playable drill, with its reference solution as the learner's file:
   by the run's child), wall time from start to exit;
 - cold run: `Runner.run` from a process that has the tutor loaded (what the app did before);
 - warm run: the same run forked from the warm process (tutor.warm), as the app runs it now;
-- save -> verdict in the app: the app (headless, real runner, warm process up, watch on) sees
-  the solution saved into drills/mine/ and shows "Passed"; wall time from the write to the
-  finished run on screen, and to the first test's verdict.
+- save -> verdict in the app: the app (headless, real runner, warm process up, watch on), with
+  the drill open as a learner has the one they are editing, sees the solution saved into
+  drills/mine/ and shows "Passed"; wall time from the write to the finished run on screen, and
+  to the first test's verdict.
 
 Medians of `--repeats` runs. A benchmark, not a test: nothing here passes or fails on a clock.
 The numbers, the machine and the load it was under go into the Markdown report.
@@ -99,6 +100,7 @@ async def app_save_to_verdict(
     from tutor.progress import ProgressStore
     from tutor.ui.app import TutorApp
     from tutor.ui.messages import RunEvent, RunFinished
+    from tutor.ui.widgets.drill_list import DrillList
 
     catalogue = load_catalogue(course)
     drill = catalogue.drill(drill_id)
@@ -125,6 +127,13 @@ async def app_save_to_verdict(
     )
     async with app.run_test(size=(140, 42), message_hook=hook) as pilot:
         await pilot.pause(1.5)  # the watcher starts just after the first frame
+        # The learner edits the drill on show: opening another drill's lesson (hundreds of
+        # Markdown blocks to lay out) is not part of a save's wait.
+        screen = app.screen
+        screen.query_one(DrillList).select_drill(drill_id)
+        while screen.selected != drill_id:
+            await pilot.pause(0.05)
+        await pilot.pause(1.0)
         started = time.monotonic()
         verdicts.clear()
         shutil.copyfile(course.solution(drill.file), course.mine(drill.file))
