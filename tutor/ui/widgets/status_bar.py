@@ -37,4 +37,7 @@ class StatusBar(Horizontal):
         self.watch_watching(self.watching)
 
     def watch_activity(self, activity: str) -> None:
-        self.query_one("#activity", Label).update(Text(activity))  # test ids hold brackets
+        # One line of the bar's width (tutor.tcss): its words change on every test of a run,
+        # its size never, so the screen need not be laid out again.
+        label = self.query_one("#activity", Label)
+        label.update(Text(activity, no_wrap=True, overflow="ellipsis"), layout=False)
