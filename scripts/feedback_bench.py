@@ -131,7 +131,10 @@ async def app_save_to_verdict(
         # Markdown blocks to lay out) is not part of a save's wait.
         screen = app.screen
         screen.query_one(DrillList).select_drill(drill_id)
+        opened = time.monotonic()
         while screen.selected != drill_id:
+            if time.monotonic() - opened > 30:
+                raise RuntimeError(f"{drill_id}: the app did not open the drill within 30 s")
             await pilot.pause(0.05)
         await pilot.pause(1.0)
         started = time.monotonic()
