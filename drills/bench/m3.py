@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from tutor.bench.recipe import Recipe, normal
-from tutor.bench.rules import Case, Finding, explained_by_compile_facts
+from tutor.bench.rules import Case, Finding, common_numbers, residual
 from tutor.i18n import _
 
 # With causal=True half of the scores are masked: a kernel that skips the key blocks above the
@@ -78,9 +78,10 @@ def causal_blocks_not_skipped(case: Case) -> Finding | None:
     )
 
 
+@residual  # small tiles, spills or launches cost more than the exponentials: named first
 def natural_exp(case: Case) -> Finding | None:
     """Most of the learner's exponentials are the denormal-keeping form tl.exp compiles to (in
-    its compiled code), where the yardstick's are not, and no compile fact explains more."""
+    its compiled code), where the yardstick's are not."""
     main = case.mine.main
     base = case.baseline.main if case.baseline else None
     if not main or not base or not main.get("exp_ops"):
@@ -89,11 +90,8 @@ def natural_exp(case: Case) -> Finding | None:
     base_share = (base.get("exp_denormal") or 0) / base["exp_ops"] if base.get("exp_ops") else 0.0
     if share < NATURAL_EXP_SHARE or base_share >= NATURAL_EXP_SHARE:
         return None
-    if explained_by_compile_facts(case):
-        return None  # small tiles, spills or launches cost more than the exponentials
     numbers = {
-        "us": round(case.mine.time or 0.0, 1),
-        "ref_us": round(case.baseline.time or 0.0, 1),
+        **common_numbers(case),
         "kernel": main.get("kernel"),
         "exp_ops": main["exp_ops"],
         "exp_denormal": main.get("exp_denormal"),

@@ -9,7 +9,7 @@ from tutor.bench.rules import (
     TRAFFIC_RATIO,
     Case,
     Finding,
-    explained_by_compile_facts,
+    residual,
     traffic_numbers,
     traffic_ratio,
 )
@@ -25,13 +25,12 @@ def softmax_online_eager(x: torch.Tensor) -> torch.Tensor:
     return torch.softmax(x, dim=-1)
 
 
+@residual  # claimed only when nothing in the compile facts explains the time otherwise
 def second_read(case: Case) -> Finding | None:
     """At a row length the reference reads once, the learner's time is that of reading x a
-    second time, and nothing in the compile facts explains it otherwise."""
+    second time."""
     mine, ref = traffic_ratio(case, case.mine), traffic_ratio(case, case.baseline)
     if mine is None or ref is None or mine < TRAFFIC_RATIO or ref > ONE_READ:
-        return None
-    if explained_by_compile_facts(case):
         return None
     longest = max(
         (c for c in case.others if c.function == case.function and c.baseline is not None),

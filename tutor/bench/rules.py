@@ -23,7 +23,8 @@ than the yardstick by SLOWER (GPU time); then the most specific evidence comes f
 (a call that launches far more kernels than its yardstick is explained by that before the
 shape of any one launch is). Only when none of these holds does the time itself speak:
 `extra-traffic` when the time at copy bandwidth implies far more bytes than the op needs.
-A drill may add rules of its own (its recipe's `levers`, tutor.bench.recipe). A kernel as
+A drill may add rules of its own (its recipe's `levers`, tutor.bench.recipe): checked first, or,
+marked `residual`, only where the compile facts explain nothing. A kernel as
 fast as the yardstick is `at-reference`, with no diagnosis; one slower with none of the
 evidence gets `slower`, which says where its time goes instead of guessing why.
 """
@@ -157,19 +158,32 @@ class Finding:
 Rule = Callable[[Case], "Finding | None"]
 
 
+def residual(rule: Rule) -> Rule:
+    """Mark a drill's lever that reads the times (or the code) rather than the launch facts:
+    it is checked only when no rule on the compile facts names a cause, before extra-traffic."""
+    rule.residual = True  # type: ignore[attr-defined]
+    return rule
+
+
 def diagnose(case: Case, levers: tuple[Rule, ...] = ()) -> list[Finding]:
     """Every perf diagnosis the evidence supports, most specific first; [] when none is due.
 
-    `levers` are the drill's own rules (checked first: they name the drill's known lever).
+    `levers` are the drill's own rules: checked first (they name the drill's known lever),
+    or, marked `residual`, only when the compile facts explain nothing.
     """
     ratio = case.ratio
     if ratio is None or ratio < SLOWER:
         return []
-    found = [f for rule in (*levers, *RULES) if (f := rule(case)) is not None]
-    if found:
-        return found
-    # What is left when the compile facts explain nothing: the time itself.
-    return [f for rule in RESIDUAL if (f := rule(case)) is not None] or [_slower(case)]
+    late = tuple(rule for rule in levers if getattr(rule, "residual", False))
+    first = tuple(rule for rule in levers if rule not in late)
+    by_facts = _found(case, RULES)
+    # When the compile facts explain nothing, the drill's residual levers may; then the time.
+    found = _found(case, first) + (by_facts or _found(case, late))
+    return found or _found(case, RESIDUAL) or [_slower(case)]
+
+
+def _found(case: Case, rules: tuple[Rule, ...]) -> list[Finding]:
+    return [finding for rule in rules if (finding := rule(case)) is not None]
 
 
 def verdict(case: Case, findings: list[Finding]) -> str:
@@ -180,7 +194,8 @@ def verdict(case: Case, findings: list[Finding]) -> str:
 # ---- the rules ----------------------------------------------------------------------------------
 
 
-def _common(case: Case) -> dict[str, Any]:
+def common_numbers(case: Case) -> dict[str, Any]:
+    """What every finding quotes: both times, their ratio, the yardstick, the SMs."""
     base = case.baseline
     return {
         "us": _round(case.mine.time),
@@ -199,7 +214,7 @@ def spills(case: Case) -> Finding | None:
     if base_main and (base_main.get("n_spills") or 0) >= main["n_spills"]:
         return None
     numbers = {
-        **_common(case),
+        **common_numbers(case),
         "kernel": main.get("kernel"),
         "n_spills": main["n_spills"],
         "spill_bytes": main["n_spills"] * 4,
@@ -224,7 +239,7 @@ def no_tensor_cores(case: Case) -> Finding | None:
     base_main = case.baseline.main if case.baseline else None
     if base_main and base_main.get("tensor_cores") is False:
         return None  # the yardstick has none either: not what makes the difference
-    numbers = {**_common(case), "kernel": main.get("kernel"), "tflops": _tflops(case)}
+    numbers = {**common_numbers(case), "kernel": main.get("kernel"), "tflops": _tflops(case)}
     return Finding(
         "no-tensor-cores",
         _(
@@ -243,7 +258,7 @@ def small_tiles(case: Case) -> Finding | None:
     if per * TILE_SHRINK > base_per:
         return None
     numbers = {
-        **_common(case),
+        **common_numbers(case),
         "kernel": mine.get("kernel"),
         "programs": mine["programs"],
         "ref_programs": base["programs"],
@@ -268,7 +283,7 @@ def small_blocks(case: Case) -> Finding | None:
     if per >= SMALL_BLOCK_BYTES or per * BLOCK_SHRINK > base_per:
         return None
     numbers = {
-        **_common(case),
+        **common_numbers(case),
         "kernel": mine.get("kernel"),
         "programs": mine["programs"],
         "ref_programs": base["programs"],
@@ -292,7 +307,7 @@ def too_few_programs(case: Case) -> Finding | None:
         return None
     base_fit = case.fit(case.baseline) if case.baseline else None
     numbers = {
-        **_common(case),
+        **common_numbers(case),
         "kernel": main.get("kernel"),
         "programs": fit.programs,
         "sms": fit.sms,
@@ -339,7 +354,7 @@ def low_occupancy(case: Case) -> Finding | None:
         return None  # the yardstick runs as few warps: not what makes the difference
     by_grid = fit.programs < fit.sms * fit.programs_per_sm
     numbers = {
-        **_common(case),
+        **common_numbers(case),
         "kernel": main.get("kernel"),
         "programs_per_sm": fit.programs_per_sm,
         "warps_per_sm": warps,
@@ -389,7 +404,7 @@ def host_bound(case: Case) -> Finding | None:
             return None  # the yardstick pays the same: the shape is launch-bound, not the code
     syncs = [k["name"] for k in mine.kernels if "memcpy" in k["name"].lower()]
     numbers = {
-        **_common(case),
+        **common_numbers(case),
         "call_us": _round(mine.us),
         "gpu_us": _round(busy),
         "host_us": _round(overhead),
@@ -431,7 +446,7 @@ def extra_launches(case: Case) -> Finding | None:
         return None  # one more tiny kernel is not what makes it slow
     shown = ", ".join(f"{_kernel_name(k['name'])} ({k['us']:.1f} µs)" for k in extra[:4])
     numbers = {
-        **_common(case),
+        **common_numbers(case),
         "launches": mine.launch_count,
         "ref_launches": base.launch_count,
         "extra_kernels": shown,
@@ -464,18 +479,12 @@ def traffic_numbers(case: Case) -> dict[str, Any]:
     """The learner's time as bytes at copy bandwidth, for a finding's text and its hints."""
     ratio = traffic_ratio(case, case.mine) or 0.0
     return {
-        **_common(case),
+        **common_numbers(case),
         "implied_mb": round(ratio * case.bytes / 2**20, 1),
         "fewest_mb": round(case.bytes / 2**20, 1),
         "traffic_ratio": round(ratio, 2),
         "pct_copy": round(100 / ratio) if ratio else None,
     }
-
-
-def explained_by_compile_facts(case: Case) -> bool:
-    """Whether a rule on the compile facts (spills, occupancy, launches, ...) names a cause: a
-    drill's lever that reads the time alone defers to them, as extra-traffic does."""
-    return any(rule(case) is not None for rule in RULES)
 
 
 def extra_traffic(case: Case) -> Finding | None:
@@ -496,7 +505,7 @@ def extra_traffic(case: Case) -> Finding | None:
 
 
 def _slower(case: Case) -> Finding:
-    numbers = _common(case)
+    numbers = common_numbers(case)
     mine = ", ".join(f"{_kernel_name(k['name'])} {k['us']:.1f} µs" for k in case.mine.kernels[:4])
     numbers["kernels"] = mine
     return Finding(
