@@ -161,6 +161,19 @@ def test_decode_and_large_shapes():
     assert not RECIPES["softmax"].is_large({"m": 4096, "n": 1000})
 
 
+def test_graph_times_rotate_inputs_over_twice_the_l2():
+    """Every CUDA-graph time (learner, reference, torch.compile in its own process) rotates its
+    inputs so that the calls of one graph touch twice the L2: replayed alone, a 16 MB case is
+    read from the L2 and looks faster than the same kernel reading memory."""
+    from tutor.bench.timing import GRAPH_CALLS, graph_input_sets
+
+    l2 = 60 * 2**20
+    sets = graph_input_sets(16 * 2**20, l2)
+    assert sets == 8 and sets * 16 * 2**20 >= 2 * l2
+    assert graph_input_sets(4 * 2**30, l2) == 1  # larger than the L2: one set
+    assert graph_input_sets(4096, l2) == GRAPH_CALLS  # a decode shape: a new set every call
+
+
 # ---- the report's text and the best times -------------------------------------------------------
 
 

@@ -38,13 +38,14 @@ from typing import Any
 
 from tutor import i18n
 from tutor.bench.timing import (
-    GRAPH_CALLS,
     _copy_gbps,
     _cuda_healthy,
     _do_bench_flushes,
     _empty_launch_us,
     _matmul_tflops,
+    graph_input_sets,
     graph_us,
+    l2_bytes,
     median_ms,
 )
 from tutor.states import BenchStatus
@@ -60,7 +61,6 @@ SHOWN = {
 }
 ANCHOR_SCHEMA = 2  # 2: the bf16 matmul rate joined the copy bandwidth and the empty launch
 ANCHORS = ("copy_gbps", "launch_us", "launch_graph_us", "matmul_tflops")
-L2_FALLBACK_BYTES = 60 * 2**20  # an H200's L2, for a torch that does not report it
 DEVICE = "cuda"
 
 
@@ -152,13 +152,12 @@ def _device_info() -> dict[str, Any]:
     import torch
     import triton
 
-    props = torch.cuda.get_device_properties(0)
     return {
         "device": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
         "triton": triton.__version__,
         "python": platform.python_version(),
-        "l2_bytes": int(getattr(props, "L2_cache_size", 0) or L2_FALLBACK_BYTES),
+        "l2_bytes": l2_bytes(),
     }
 
 
@@ -526,12 +525,12 @@ def _time_one(
 
 
 def _graph_times(
-    op: Any, fns: dict[str, Callable[..., Any]], base: tuple, row: dict[str, Any], l2_bytes: int
+    op: Any, fns: dict[str, Callable[..., Any]], base: tuple, row: dict[str, Any], l2: int
 ) -> None:
     """CUDA-graph replay time of each implementation, the learner's last (its capture may fail)."""
     from tutor.bench.recipe import clone_inputs
 
-    count = max(1, min(GRAPH_CALLS, math.ceil(2 * l2_bytes / max(row["bytes"], 1))))
+    count = graph_input_sets(row["bytes"], l2)
     row["graph_input_sets"] = count
     sets = [clone_inputs(base) for _ in range(count)]
     for name in ("eager", "reference", "mine"):

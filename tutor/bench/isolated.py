@@ -7,9 +7,10 @@ torch.compile's kernels depend on what the process compiled before: after a reco
 switches to dynamic shapes, and earlier compiles and autotuning share caches. A column that
 compares a learner's kernel with torch.compile is only as good as that set-up, so every shape
 is compiled here in a fresh process, once, with `dynamic=False`, warmed up, then timed with the
-same do_bench median as the bench (and in a CUDA graph with `--graph`). The bench child runs
-this for its torch.compile column, and scripts/gpu_report.py runs it again for eager and
-compile as an independent check of the bench's columns.
+same do_bench median as the bench (and in a CUDA graph with `--graph`, its inputs rotated over
+as many copies as the bench's own graph times, so that neither reads its inputs from the L2).
+The bench child runs this for its torch.compile column, and scripts/gpu_report.py runs it
+again for eager and compile as an independent check of the bench's columns.
 
 Writes {"us", "graph_us", "compile_s", "max_diff", "error"} as JSON to --out. `--warm-only`
 compiles and checks without timing: torch.compile's caches (FX graph, autotuning, Triton
@@ -66,7 +67,7 @@ def _measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
     import torch
 
     from tutor.bench.recipe import IN_PLACE_SETS, clone_inputs, load_recipes, max_excess
-    from tutor.bench.timing import graph_us, median_ms
+    from tutor.bench.timing import graph_input_sets, graph_us, l2_bytes, median_ms
 
     if not torch.cuda.is_available():
         raise RuntimeError("torch sees no GPU")
@@ -92,7 +93,11 @@ def _measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
         counter = iter(range(1 << 62))
         row["us"] = median_ms(lambda: fn(*sets[next(counter) % len(sets)])) * 1000.0
         if args.graph:
-            row["graph_us"] = graph_us(lambda k: fn(*sets[k % len(sets)]))
+            # as many input sets as the bench's own graph times rotate over (past the L2)
+            count = graph_input_sets(recipe.bytes_moved(shape, args.dtype), l2_bytes())
+            rotated = [clone_inputs(base) for _ in range(count)]
+            row["graph_us"] = graph_us(lambda k: fn(*rotated[k % count]))
+            row["graph_input_sets"] = count
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import statistics
 from collections.abc import Callable
 from typing import Any
@@ -16,6 +17,7 @@ COPY_BYTES = 2 * 2**30  # the copy anchor: a 2 GiB tensor copied to another
 GRAPH_CALLS = 200  # kernel calls captured in one CUDA graph
 GRAPH_REPLAYS = 11  # replays timed; the median is kept
 WARMUP_MS, REP_MS = 25, 100  # do_bench's own defaults, spelled out
+L2_FALLBACK_BYTES = 60 * 2**20  # an H200's L2, for a torch that does not report it
 
 
 def _do_bench_flushes() -> bool:
@@ -36,6 +38,22 @@ def median_ms(fn: Callable[[], Any]) -> float:
         return float(do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, return_mode="median"))
     result = do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, quantiles=[0.5])
     return float(result[0] if isinstance(result, (list, tuple)) else result)
+
+
+def l2_bytes() -> int:
+    """The L2 cache size of the current GPU in bytes."""
+    import torch
+
+    props = torch.cuda.get_device_properties(0)
+    return int(getattr(props, "L2_cache_size", 0) or L2_FALLBACK_BYTES)
+
+
+def graph_input_sets(bytes_moved: int, l2: int) -> int:
+    """How many copies of a case's inputs a CUDA graph rotates over: enough that its calls
+    together touch twice the L2, so no call finds the last one's data there (an 8 MB input
+    replayed alone is read from the L2 at several times memory bandwidth). Every graph time
+    of the bench, the learner's, the reference's and torch.compile's, rotates the same way."""
+    return max(1, min(GRAPH_CALLS, math.ceil(2 * l2 / max(bytes_moved, 1))))
 
 
 def graph_us(
