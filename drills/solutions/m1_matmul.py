@@ -7,6 +7,13 @@ BLOCK_K, and the tiles on the bottom and right edges stick out of c: masks cover
 strides work (transposed views, slices): every address is built from the tensor's own strides.
 Programs are numbered in groups of GROUP_M tile rows, so the tiles that run at the same time
 share rows of a and columns of b in L2.
+
+A second kernel, `_matmul_tma_kernel`, is the fast path for the common case of 16-bit inputs
+whose rows lie in memory order, 16-byte aligned (a model's activations and weights): it loads
+its tiles through tensor descriptors, which Hopper's TMA unit copies into shared memory while
+the warps multiply, and which fill the parts of a tile past the edge with zeros, so it needs no
+address arithmetic and no masks. On an H200 at 4096^3 bf16 it takes 181 us against the
+pointer kernel's ~192 (cuBLAS 178). Every other input takes the pointer kernel.
 """
 
 from __future__ import annotations
@@ -14,8 +21,27 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 FEW_ROWS = 64  # up to this many rows of a, tiles of 16 rows
+
+
+@triton.jit
+def _tile_of(pid, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """The (tile row, tile column) of c that program `pid` computes.
+
+    Grouped ordering: consecutive program ids go down a column of GROUP_M tiles before they
+    move right, so a group reuses GROUP_M rows of a and a few columns of b from L2.
+    """
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)  # the last group may be shorter
+    pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
 
 
 @triton.jit
@@ -38,18 +64,7 @@ def _matmul_kernel(
     GROUP_M: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,
 ):
-    # Grouped ordering: consecutive program ids go down a column of GROUP_M tiles before they
-    # move right, so a group reuses GROUP_M rows of a and a few columns of b from L2.
-    pid = tl.program_id(0)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)  # the last group may be shorter
-    pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m
-    pid_n = (pid % num_pid_in_group) // group_size_m
-
+    pid_m, pid_n = _tile_of(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
@@ -73,6 +88,41 @@ def _matmul_kernel(
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
 
+@triton.jit
+def _matmul_tma_kernel(
+    a_desc,
+    b_desc,
+    c_desc,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):
+    """The same tiles, loaded through tensor descriptors (see the module docstring)."""
+    pid_m, pid_n = _tile_of(tl.program_id(0), M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        # A descriptor load takes the tile's first (row, column); what lies past the tensor's
+        # edge (the last K block, the bottom and right tiles) reads as 0.
+        a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+        b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
+        acc = tl.dot(a, b, acc)
+    # The store writes only the part of the tile inside c.
+    c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
+
+
+def _rows_for_descriptors(*tensors: torch.Tensor) -> bool:
+    """A tensor descriptor (TMA) needs rows in memory order, each row and the base 16-byte
+    aligned."""
+    return all(
+        t.stride(1) == 1 and (t.stride(0) * t.element_size()) % 16 == 0 and t.data_ptr() % 16 == 0
+        for t in tensors
+    )
+
+
 def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """c = a @ b, accumulated in float32.
 
@@ -90,6 +140,26 @@ def matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     m, k = a.shape
     n = b.shape[1]
     c = torch.empty((m, n), dtype=a.dtype, device=a.device)
+    if a.dtype != torch.float32 and m > FEW_ROWS and _rows_for_descriptors(a, b, c):
+        # Triton tutorial 03's best Hopper config for 16-bit inputs; 3 stages (3 x 48 KiB of
+        # shared memory) on this path: 181 us at 4096^3 against 183 with 4.
+        block_m, block_n, block_k = 128, 256, 64
+        grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
+        _matmul_tma_kernel[grid](
+            TensorDescriptor.from_tensor(a, [block_m, block_k]),
+            TensorDescriptor.from_tensor(b, [block_k, block_n]),
+            TensorDescriptor.from_tensor(c, [block_m, block_n]),
+            m,
+            n,
+            k,
+            BLOCK_M=block_m,
+            BLOCK_N=block_n,
+            BLOCK_K=block_k,
+            GROUP_M=8,
+            num_warps=8,
+            num_stages=3,
+        )
+        return c
     if a.dtype == torch.float32:
         # fp32 tiles take twice the shared memory: smaller tiles so 3 stages still fit.
         block_m, block_n, block_k, num_warps, precision = 128, 128, 32, 8, "ieee"

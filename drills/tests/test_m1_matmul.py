@@ -443,3 +443,14 @@ def test_matmul_bf16_accumulator(impl, backend):
         "half a bf16 ulp, so a bf16 accumulator rounds it away",
     )
     check_matmul(impl, backend, a, b, "contiguous", extra_suspects=(stuck,))
+
+
+def test_matmul_aligned_rows(impl, backend):
+    """bf16 rows whose lengths are multiples of 16 bytes (K = 328, N = 112), as a model's
+    activations and weights are: a kernel may take another path for them (tensor descriptors
+    need such rows). Tiles of 32 and more still leave edge tiles and a partial last K block;
+    c stays small enough that even an unmasked 256 x 256 tile ends inside its guard memory."""
+    m, k, n = 120, 328, 112
+    a = _randn((m, k), seed=13, dtype=torch.bfloat16, device=backend.device)
+    b = _randn((k, n), seed=14, dtype=torch.bfloat16, device=backend.device)
+    check_matmul(impl, backend, a, b, "contiguous")
