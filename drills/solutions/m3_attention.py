@@ -11,7 +11,16 @@ into one scale) so that every exponential is a cheap exp2.
 Key blocks come in two kinds. "Full" blocks need no mask: every key is inside the sequence and
 (causal) at or before every query row of the program. "Masked" blocks are the last, partial
 block (keys past S -> -inf) and, when causal, the blocks on the diagonal (key j > query i ->
--inf). Causal programs never visit the blocks above the diagonal: half the work is skipped.
+-inf). Causal programs never visit the blocks above the diagonal: half the work is skipped,
+and they start in reverse order, the query blocks with the most keys first, so that the short
+ones fill the last wave instead of the long ones running alone at the end.
+
+16-bit inputs laid out as a contiguous [B, H, S, D] tensor (the common case) take a fast path
+(DESC): q, k and v are seen as [B * H * S, D] rows and their tiles are loaded through tensor
+descriptors, which Hopper's TMA unit copies into shared memory while the warps compute. The
+rows a block reads past S belong to the next head (or read as 0 past the tensor's end); they
+are masked like padding. On an H200 (b4 h32 s4096 d128 bf16) the descriptor path took 2049 us
+against ~2283 for pointer loads; SDPA took 1848. Every other input takes the pointer loads.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ import math
 import torch
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 SHORT_SEQ = 1024  # up to this many keys, 64 x 64 tiles (see _config)
 LOG2E = 1.4426950408889634  # log2(e): e^x = 2^(x * log2(e))
@@ -36,6 +46,9 @@ def _attn_fwd_inner(
     v_base,
     k_seq_stride,
     v_seq_stride,
+    k_desc,
+    v_desc,
+    kv_row0,
     offs_m,
     offs_d,
     seq_len,
@@ -45,6 +58,7 @@ def _attn_fwd_inner(
     MASKED: tl.constexpr,
     CAUSAL: tl.constexpr,
     BLOCK_N: tl.constexpr,
+    DESC: tl.constexpr,
 ):
     """Fold key blocks [lo, hi) into (acc, l_i, m_i); MASKED blocks mask padding and j > i."""
     for start_n in range(lo, hi, BLOCK_N):
@@ -53,7 +67,11 @@ def _attn_fwd_inner(
         # k^T as a [HEAD_DIM, BLOCK_N] tile, v as [BLOCK_N, HEAD_DIM]; padded keys load as 0
         k_ptrs = k_base + offs_n[None, :] * k_seq_stride + offs_d[:, None]
         v_ptrs = v_base + offs_n[:, None] * v_seq_stride + offs_d[None, :]
-        if MASKED:
+        if DESC:  # [BLOCK_N, HEAD_DIM] tiles of the [B * H * S, HEAD_DIM] rows
+            row = (kv_row0 + start_n).to(tl.int32)
+            k = tl.trans(k_desc.load([row, 0]))
+            v = v_desc.load([row, 0])
+        elif MASKED:
             k = tl.load(k_ptrs, mask=kv_mask[None, :], other=0.0)
             v = tl.load(v_ptrs, mask=kv_mask[:, None], other=0.0)
         else:
@@ -83,6 +101,9 @@ def _attn_fwd_kernel(
     k_ptr,
     v_ptr,
     o_ptr,
+    q_desc,
+    k_desc,
+    v_desc,
     q_batch_stride,
     q_head_stride,
     q_seq_stride,
@@ -102,8 +123,12 @@ def _attn_fwd_kernel(
     HEAD_DIM: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
+    DESC: tl.constexpr,
 ):
-    start_m = tl.program_id(0) * BLOCK_M
+    block = tl.program_id(0)
+    if CAUSAL:  # the query blocks with the most keys first (see the module docstring)
+        block = tl.num_programs(0) - 1 - block
+    start_m = block * BLOCK_M
     batch_head = tl.program_id(1).to(tl.int64)  # int64: offsets of large tensors pass 2**31
     batch = batch_head // n_heads
     head = batch_head % n_heads
@@ -115,7 +140,12 @@ def _attn_fwd_kernel(
     offs_m = start_m + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
     q_mask = offs_m[:, None] < seq_len
-    q = tl.load(q_base + offs_m[:, None] * q_seq_stride + offs_d[None, :], mask=q_mask, other=0.0)
+    row0 = batch_head * seq_len  # this head's first row in the [B * H * S, HEAD_DIM] view
+    if DESC:
+        q = q_desc.load([(row0 + start_m).to(tl.int32), 0])
+    else:
+        q_ptrs = q_base + offs_m[:, None] * q_seq_stride + offs_d[None, :]
+        q = tl.load(q_ptrs, mask=q_mask, other=0.0)
 
     m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
     l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
@@ -136,6 +166,9 @@ def _attn_fwd_kernel(
         v_base,
         k_seq_stride,
         v_seq_stride,
+        k_desc,
+        v_desc,
+        row0,
         offs_m,
         offs_d,
         seq_len,
@@ -145,6 +178,7 @@ def _attn_fwd_kernel(
         MASKED=False,
         CAUSAL=CAUSAL,
         BLOCK_N=BLOCK_N,
+        DESC=DESC,
     )
     acc, l_i, m_i = _attn_fwd_inner(
         acc,
@@ -155,6 +189,9 @@ def _attn_fwd_kernel(
         v_base,
         k_seq_stride,
         v_seq_stride,
+        k_desc,
+        v_desc,
+        row0,
         offs_m,
         offs_d,
         seq_len,
@@ -164,6 +201,7 @@ def _attn_fwd_kernel(
         MASKED=True,
         CAUSAL=CAUSAL,
         BLOCK_N=BLOCK_N,
+        DESC=DESC,
     )
 
     out = acc / l_i[:, None]
@@ -171,7 +209,9 @@ def _attn_fwd_kernel(
     tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty), mask=q_mask)  # padded rows not stored
 
 
-def _config(head_dim: int, itemsize: int, seq_len: int, causal: bool) -> tuple[int, int, int, int]:
+def _config(
+    head_dim: int, itemsize: int, seq_len: int, causal: bool, descriptors: bool
+) -> tuple[int, int, int, int]:
     """(BLOCK_M, BLOCK_N, num_warps, num_stages) for an H100/H200-class GPU.
 
     16-bit inputs: 128 x 64 score tiles as in Triton's fused-attention tutorial, 8 warps for
@@ -183,12 +223,24 @@ def _config(head_dim: int, itemsize: int, seq_len: int, causal: bool) -> tuple[i
     each with half the rows, so the triangle's uneven work spreads over more of them (on an
     H200, b4 h32 d128 in a CUDA graph: causal S = 4096 1.18 ms against 1.26 ms on 128 x 64;
     S = 1024 158 us against 180 us). Long non-causal rows keep 128 x 64.
+
+    The descriptor path, measured the same way: S = 4096 non-causal 128 x 64 (2049 us), causal
+    128 x 128 (1043 us against 1081 on 64 x 64, with the programs reversed), S = 1024 64 x 64
+    (144 us, causal 95).
     """
     if itemsize == 4:
         return 64, 32, 4, 2
+    if descriptors and seq_len > SHORT_SEQ:
+        return (128, 128, 8, 3) if causal else (128, 64, (4 if head_dim <= 64 else 8), 3)
     if causal or seq_len <= SHORT_SEQ:
         return 64, 64, 4, 3
     return 128, 64, (4 if head_dim <= 64 else 8), 3
+
+
+def _rows_for_descriptors(t: torch.Tensor) -> bool:
+    """A contiguous [B, H, S, D] tensor, 16-byte aligned: its [B * H * S, D] rows can be read
+    through a tensor descriptor."""
+    return t.is_contiguous() and t.data_ptr() % 16 == 0
 
 
 def attention(
@@ -219,13 +271,26 @@ def attention(
         sm_scale = 1.0 / math.sqrt(head_dim)
     out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
 
-    block_m, block_n, num_warps, num_stages = _config(head_dim, q.element_size(), seq_len, causal)
+    descriptors = q.element_size() == 2 and all(_rows_for_descriptors(t) for t in (q, k, v))
+    block_m, block_n, num_warps, num_stages = _config(
+        head_dim, q.element_size(), seq_len, causal, descriptors
+    )
+    if descriptors:
+        rows = [t.view(batch * n_heads * seq_len, head_dim) for t in (q, k, v)]
+        q_desc = TensorDescriptor.from_tensor(rows[0], [block_m, head_dim])
+        k_desc = TensorDescriptor.from_tensor(rows[1], [block_n, head_dim])
+        v_desc = TensorDescriptor.from_tensor(rows[2], [block_n, head_dim])
+    else:
+        q_desc = k_desc = v_desc = None
     grid = (triton.cdiv(seq_len, block_m), batch * n_heads)
     _attn_fwd_kernel[grid](
         q,
         k,
         v,
         out,
+        q_desc,
+        k_desc,
+        v_desc,
         q.stride(0),
         q.stride(1),
         q.stride(2),
@@ -245,6 +310,7 @@ def attention(
         HEAD_DIM=head_dim,
         BLOCK_M=block_m,
         BLOCK_N=block_n,
+        DESC=descriptors,
         num_warps=num_warps,
         num_stages=num_stages,
     )
