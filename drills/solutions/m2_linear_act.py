@@ -6,6 +6,11 @@ is done, the fp32 accumulator holds x @ w.T for the tile; the bias (one value pe
 column n) is added to it, GELU is applied, and only then is the tile rounded to x's dtype and
 stored. The epilogue costs no extra pass over memory: that is the point of fusing it.
 
+16-bit inputs whose rows lie in memory order, 16-byte aligned (a model's activations and
+weights), take M1's fast path: `_linear_gelu_tma_kernel` loads the tiles of x and of w through
+tensor descriptors (Hopper's TMA), w's as [BLOCK_N, BLOCK_K] tiles of its own rows transposed
+on chip, with the same epilogue. Every other input takes the pointer kernel.
+
     gelu_tanh(v) = 0.5 * v * (1 + tanh(sqrt(2/pi) * (v + 0.044715 * v**3)))
 """
 
@@ -14,8 +19,19 @@ from __future__ import annotations
 import torch
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 FEW_ROWS = 64  # up to this many rows of x, tiles of 16 rows (see M1)
+
+
+@triton.jit
+def _bias_gelu(acc, b_ptr, offs_n, mask_n):
+    """The epilogue, on the fp32 tile: gelu_tanh(acc + b), b one value per column."""
+    bias = tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)
+    v = acc + bias[None, :]
+    # 0.5 * v * (1 + tanh(z)) with tanh(z) = 2 * sigmoid(2z) - 1 is v * sigmoid(2z).
+    z = 0.7978845608028654 * (v + 0.044715 * v * v * v)  # sqrt(2/pi) * (v + 0.044715 v^3)
+    return v * tl.sigmoid(2.0 * z)
 
 
 @triton.jit
@@ -69,14 +85,52 @@ def _linear_gelu_kernel(
         w_ptrs += BLOCK_K * stride_wk
 
     # The epilogue, once, on the finished fp32 sums: bias per column, then GELU.
-    bias = tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)
-    v = acc + bias[None, :]
-    # 0.5 * v * (1 + tanh(z)) with tanh(z) = 2 * sigmoid(2z) - 1 is v * sigmoid(2z).
-    z = 0.7978845608028654 * (v + 0.044715 * v * v * v)  # sqrt(2/pi) * (v + 0.044715 v^3)
-    y = v * tl.sigmoid(2.0 * z)
-
+    y = _bias_gelu(acc, b_ptr, offs_n, mask_n)
     y_ptrs = y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :] * stride_yn
     tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
+
+
+@triton.jit
+def _linear_gelu_tma_kernel(
+    x_desc,
+    w_desc,
+    b_ptr,
+    y_desc,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):
+    """The same tiles through tensor descriptors (see the module docstring and M1's)."""
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    first_pid_m = (pid // num_pid_in_group) * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        x = x_desc.load([pid_m * BLOCK_M, k * BLOCK_K])  # past the edges: 0
+        w = w_desc.load([pid_n * BLOCK_N, k * BLOCK_K])  # BLOCK_N rows of w = columns of w.T
+        acc = tl.dot(x, tl.trans(w), acc)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    y = _bias_gelu(acc, b_ptr, offs_n, offs_n < N)
+    y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], y.to(y_desc.dtype))  # inside y only
+
+
+def _rows_for_descriptors(*tensors: torch.Tensor) -> bool:
+    """A tensor descriptor (TMA) needs rows in memory order, each row and the base 16-byte
+    aligned."""
+    return all(
+        t.stride(1) == 1 and (t.stride(0) * t.element_size()) % 16 == 0 and t.data_ptr() % 16 == 0
+        for t in tensors
+    )
 
 
 def linear_gelu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -100,6 +154,25 @@ def linear_gelu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tens
     m, k = x.shape
     n = w.shape[0]
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
+    if x.dtype != torch.float32 and m > FEW_ROWS and _rows_for_descriptors(x, w, y):
+        block_m, block_n, block_k = 128, 256, 64  # M1's descriptor config
+        grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
+        _linear_gelu_tma_kernel[grid](
+            TensorDescriptor.from_tensor(x, [block_m, block_k]),
+            TensorDescriptor.from_tensor(w, [block_n, block_k]),
+            b.contiguous(),
+            TensorDescriptor.from_tensor(y, [block_m, block_n]),
+            m,
+            n,
+            k,
+            BLOCK_M=block_m,
+            BLOCK_N=block_n,
+            BLOCK_K=block_k,
+            GROUP_M=8,
+            num_warps=8,
+            num_stages=3,
+        )
+        return y
     if x.dtype == torch.float32:
         block_m, block_n, block_k, num_warps, precision = 128, 128, 32, 8, "ieee"
         num_stages = 3

@@ -280,3 +280,11 @@ def test_linear_gelu_strided(impl, backend):
         suspects=suspects(x_values, w_values, b, backend),
         reads_guarded=True,
     )
+
+
+def test_linear_gelu_aligned_rows(impl, backend):
+    """bf16 rows whose lengths are multiples of 16 bytes (K = 328, N = 112), as a model's
+    activations and weights are: a kernel may take another path for them (tensor descriptors
+    need such rows). Tiles of 32 and more still leave edge tiles and a partial last K block."""
+    x, w, b = _inputs(96, 328, 112, seed=13, dtype=torch.bfloat16, device=backend.device)
+    check_linear_gelu(impl, backend, x, w, b)

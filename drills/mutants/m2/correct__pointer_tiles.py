@@ -1,0 +1,136 @@
+"""A correct M2 variant: the reference's pointer kernel alone, without its descriptor path.
+
+The matmul is M1's, with w in nn.Linear's layout: w is [N, K], so the tile of w.T that a
+program multiplies is read through w's strides (element w.T[k, n] is w[n, k]). Once the K loop
+is done, the fp32 accumulator holds x @ w.T for the tile; the bias (one value per output
+column n) is added to it, GELU is applied, and only then is the tile rounded to x's dtype and
+stored. The epilogue costs no extra pass over memory: that is the point of fusing it.
+
+    gelu_tanh(v) = 0.5 * v * (1 + tanh(sqrt(2/pi) * (v + 0.044715 * v**3)))
+"""
+
+from __future__ import annotations
+
+import torch
+import triton
+import triton.language as tl
+
+FEW_ROWS = 64  # up to this many rows of x, tiles of 16 rows (see M1)
+
+
+@triton.jit
+def _linear_gelu_kernel(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    M,
+    N,
+    K,
+    stride_xm,
+    stride_xk,
+    stride_wn,
+    stride_wk,
+    stride_ym,
+    stride_yn,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    INPUT_PRECISION: tl.constexpr,
+):
+    # Grouped ordering, as in M1: GROUP_M tile rows share their columns of w in L2.
+    pid = tl.program_id(0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + (pid % num_pid_in_group) % group_size_m
+    pid_n = (pid % num_pid_in_group) // group_size_m
+
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    offs_k = tl.arange(0, BLOCK_K)
+    mask_m = offs_m < M
+    mask_n = offs_n < N
+    x_ptrs = x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :] * stride_xk
+    # A BLOCK_K x BLOCK_N tile of w.T: row k, column n is w[n, k].
+    w_ptrs = w_ptr + offs_k[:, None] * stride_wk + offs_n[None, :] * stride_wn
+
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        k_left = K - k * BLOCK_K
+        x = tl.load(x_ptrs, mask=mask_m[:, None] & (offs_k[None, :] < k_left), other=0.0)
+        w = tl.load(w_ptrs, mask=(offs_k[:, None] < k_left) & mask_n[None, :], other=0.0)
+        acc = tl.dot(x, w, acc, input_precision=INPUT_PRECISION)
+        x_ptrs += BLOCK_K * stride_xk
+        w_ptrs += BLOCK_K * stride_wk
+
+    # The epilogue, once, on the finished fp32 sums: bias per column, then GELU.
+    bias = tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)
+    v = acc + bias[None, :]
+    # 0.5 * v * (1 + tanh(z)) with tanh(z) = 2 * sigmoid(2z) - 1 is v * sigmoid(2z).
+    z = 0.7978845608028654 * (v + 0.044715 * v * v * v)  # sqrt(2/pi) * (v + 0.044715 v^3)
+    y = v * tl.sigmoid(2.0 * z)
+
+    y_ptrs = y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :] * stride_yn
+    tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
+
+
+def linear_gelu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """y = gelu_tanh(x @ w.T + b), as F.gelu(F.linear(x, w, b), approximate="tanh").
+
+        v[m, n] = sum_k x[m, k] * w[n, k] + b[n]
+        y[m, n] = 0.5 * v * (1 + tanh(sqrt(2/pi) * (v + 0.044715 * v**3)))
+
+    x: [M, K]; w: [N, K] (nn.Linear's weight: one row per output feature); b: [N]. All float32,
+    or all bfloat16 / float16; any strides. Returns a new contiguous [M, N] tensor in x's dtype.
+    The sums and the epilogue run in fp32; fp32 inputs are multiplied in full fp32 ("ieee").
+    """
+    if x.dim() != 2 or w.dim() != 2 or x.shape[1] != w.shape[1]:
+        raise ValueError(
+            f"linear_gelu needs x [M, K] and w [N, K], got {tuple(x.shape)} and {tuple(w.shape)}"
+        )
+    if b.shape != (w.shape[0],):
+        raise ValueError(f"b has shape {tuple(b.shape)}, expected ({w.shape[0]},)")
+    if not (x.dtype == w.dtype == b.dtype) or not (x.device == w.device == b.device):
+        raise ValueError("x, w and b must share a dtype and a device")
+    m, k = x.shape
+    n = w.shape[0]
+    y = torch.empty((m, n), dtype=x.dtype, device=x.device)
+    if x.dtype == torch.float32:
+        block_m, block_n, block_k, num_warps, precision = 128, 128, 32, 8, "ieee"
+        num_stages = 3
+    elif m <= FEW_ROWS:
+        # A few rows (a decode step's tokens): 16-row tiles and narrow ones, as in M1.
+        block_m, block_n, block_k, num_warps, precision = 16, 64, 256, 4, "tf32"
+        num_stages = 3
+    else:
+        block_m, block_n, block_k, num_warps, precision = 128, 256, 64, 8, "tf32"
+        num_stages = 4  # as in M1: 4 x 48 KiB of shared memory
+    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)
+    _linear_gelu_kernel[grid](
+        x,
+        w,
+        b.contiguous(),
+        y,
+        m,
+        n,
+        k,
+        x.stride(0),
+        x.stride(1),
+        w.stride(0),
+        w.stride(1),
+        y.stride(0),
+        y.stride(1),
+        BLOCK_M=block_m,
+        BLOCK_N=block_n,
+        BLOCK_K=block_k,
+        GROUP_M=8,
+        INPUT_PRECISION=precision,
+        num_warps=num_warps,
+        num_stages=num_stages,
+    )
+    return y
