@@ -393,7 +393,9 @@ CASES = [
     pytest.param(14, 77, torch.bfloat16, torch.float32, id="14x77-bf16-fp32-weight"),
     # More rows than a GPU kernel's programs (two per SM is 264 on an H200), so there too each
     # program has several rows: with one row each, overwriting dw instead of adding looks right.
-    pytest.param(600, 1250, torch.float32, torch.float32, id="600x1250-fp32-many-rows"),
+    # No more than that: the CPU interpreter's time goes by rows (600 rows took 0.9 s of b2's
+    # 1.3 s there).
+    pytest.param(300, 610, torch.float32, torch.float32, id="300x610-fp32-many-rows"),
 ]
 
 
