@@ -123,6 +123,23 @@ if os.environ.get(CHILD):  # the kernels exist in the child only, interpreted an
             acc += scaled_rsqrt(x, x)
         tl.store(y_ptr + tl.program_id(0) * BLOCK + o, acc)
 
+    @triton.jit
+    def same_shapes(x_ptr, y_ptr, BLOCK: tl.constexpr):
+        o = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + o)
+        tl.store(y_ptr + o, x + x)
+        tl.store(y_ptr + BLOCK + o, x * 2 + x)
+        tl.store(y_ptr + 2 * BLOCK + o, (x / x).to(y_ptr.dtype.element_ty))
+
+    @triton.jit
+    def mismatched_shapes(x_ptr):
+        tl.store(x_ptr + tl.arange(0, 4), tl.arange(0, 4) + tl.arange(0, 8))
+
+    @triton.jit
+    def int_arithmetic(y_ptr, n, BLOCK: tl.constexpr):
+        o = tl.arange(0, BLOCK)
+        tl.store(y_ptr + o, n * 3 - 1 + o)
+
 
 @pytest.fixture(scope="module")
 def k():
@@ -200,6 +217,116 @@ def test_numpy_dtypes_looked_up_once_are_the_interpreters_own(k):
         for t in types:
             assert interp._get_np_dtype(t) == interp._get_np_dtype.__wrapped__(t), t
     assert interp._get_np_dtype(tl.block_type(tl.bfloat16, [8])) == np.uint16
+
+
+def test_block_types_built_once_per_shape_are_triton_s_own(k, monkeypatch):
+    # A block type's shape, numel and name are worked out once per (element type, shape): the
+    # same fields as Triton's __init__ gives, a fresh shape tuple each time, Triton's errors.
+    import triton.language as tl
+
+    def triton_s(element, shape):
+        made = object.__new__(tl.block_type)
+        tl.block_type.__init__.__wrapped__(made, element, shape)
+        return made
+
+    checks = []
+    original = tl.core.validate_block_shape
+    monkeypatch.setattr(
+        tl.core, "validate_block_shape", lambda s: (checks.append(s), original(s))[1]
+    )
+    shapes = ([4, 2], tl.core.tuple([4, 2]), [tl.constexpr(4), 2], [16])
+    for element in (tl.float32, tl.bfloat16, tl.pointer_type(tl.int8), tl.pointer_type(tl.int8)):
+        for shape in shapes:
+            a = tl.block_type(element, shape)  # Triton's checks run, if it is new
+            checks.clear()
+            b, want = tl.block_type(element, shape), triton_s(element, shape)
+            assert vars(a).keys() == vars(want).keys() and a == b == want
+            assert (a.name, a.numel, a.shape.values) == (want.name, want.numel, want.shape.values)
+            assert a.shape is not b.shape and a.shape.values is not b.shape.values
+            assert a.element_ty is element and type(a.shape) is tl.core.tuple
+            if all(type(v) is int for v in shape):
+                assert len(checks) == 1, (element, shape)  # want's only: b was known
+    for bad, error in (([3, 2], "must be a power of 2"), ([], "0d block_type"), ((4, 2), "^$")):
+        for _ in range(2):  # (4, 2): Triton asserts a list or tl.tuple, though [4, 2] is known
+            with pytest.raises((ValueError, TypeError, AssertionError), match=error):
+                tl.block_type(tl.float32, bad)
+
+
+def test_tensor_shapes_built_once_per_type(k):
+    # A tensor's shape (a tuple of constexprs) and numel are built once per type: equal to
+    # Triton's, a fresh tuple for each tensor.
+    import triton.language as tl
+    from triton.runtime import interpreter as interp
+
+    handle = interp.TensorHandle(np.zeros((4, 8), np.float32), tl.float32)
+    for ty in (tl.block_type(tl.float32, [4, 8]), tl.float32, tl.pointer_type(tl.float32)):
+        a, b = tl.tensor(handle, ty), tl.tensor(handle, ty)
+        want = object.__new__(tl.tensor)
+        tl.tensor.__init__.__wrapped__(want, handle, ty)
+        assert vars(a).keys() == vars(want).keys()
+        assert [s.value for s in a.shape] == [s.value for s in want.shape]
+        assert a.numel.value == want.numel.value and a.type is ty and a.dtype == want.dtype
+        assert a.shape.type == want.shape.type and a.shape is not b.shape
+        assert a.numel is b.numel  # built once
+
+
+def test_same_shape_broadcast_and_same_dtype_operands_skip_triton_s_work(k, monkeypatch):
+    # Two blocks of one shape are not broadcast, two tensors of one dtype are not promoted;
+    # the kernel's values (bf16's raw-integer garbage too) and Triton's shape errors are as
+    # Triton's own methods give them.
+    from triton.runtime import interpreter as interp
+
+    semantic = interp.interpreter_semantic
+    promoted = []
+    original = semantic.computation_type_impl
+    monkeypatch.setattr(
+        semantic, "computation_type_impl", lambda *a: (promoted.append(a), original(*a))[1]
+    )
+    x = torch.linspace(-2.0, 2.0, 8)
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        y, want = torch.empty(24, dtype=dtype), torch.empty(24, dtype=dtype)
+        promoted.clear()
+        k.same_shapes[(1,)](x.to(dtype), y, BLOCK=8)
+        assert len(promoted) == 2  # the scalar 2 and the division, not the same-dtype adds
+        with monkeypatch.context() as triton_s:
+            for name in ("broadcast_impl_value", "binary_op_type_checking_impl"):
+                triton_s.delattr(semantic, name)  # the class's: Triton's own
+            k.same_shapes[(1,)](x.to(dtype), want, BLOCK=8)
+        assert torch.equal(y.view(torch.int16), want.view(torch.int16)), dtype
+        if dtype != torch.bfloat16:
+            xs = x.to(dtype)
+            assert torch.equal(y[:16], torch.cat((xs + xs, xs * 2 + xs)))
+    with pytest.raises(Exception) as caught:
+        k.mismatched_shapes[(1,)](x)
+    assert "incompatible dimensions at index 0: 4 and 8" in "".join(map(str, _chain(caught.value)))
+
+
+def test_overflow_checks_run_only_with_debug(k, monkeypatch):
+    # Triton checks int32 +, -, * for overflow in int64 and hands the check to device_assert,
+    # which drops it unless debug is on: skipped without debug, raised with it.
+    from triton.runtime import interpreter as interp
+
+    casts = []
+    builder = interp.interpreter_builder
+    original = builder.create_int_cast
+    monkeypatch.setattr(builder, "create_int_cast", lambda *a: (casts.append(a), original(*a))[1])
+    y = torch.zeros(4, dtype=torch.int32)
+    k.int_arithmetic[(1,)](y, 7, BLOCK=4)
+    assert y.tolist() == [7 * 3 - 1 + i for i in range(4)] and casts == []
+    monkeypatch.setattr(builder, "options", interp.InterpreterOptions(debug=True))
+    k.int_arithmetic[(1,)](y, 7, BLOCK=4)
+    assert len(casts) > 0  # Triton's check ran
+    with pytest.raises(Exception) as caught:
+        k.int_arithmetic[(1,)](y, 2**30, BLOCK=4)
+    assert "int32 overflow detected" in "".join(map(str, _chain(caught.value)))
+
+
+def _chain(exc):
+    seen = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return seen
 
 
 def test_loop_variables_are_scalar_tensors(k):

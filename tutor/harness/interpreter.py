@@ -33,6 +33,13 @@ a test in tests/test_interpreter.py. They were written against triton 3.9's
    a function needs are in place after its first call of a launch, and later calls skip them.
 8. Speed: the numpy dtype of a Triton type is looked up once per type (the interpreter builds
    a table of twenty dtypes for each lookup, a tenth of its time in loops of small blocks).
+9. Speed: a block type's shape, size and name are worked out once per (element type, shape).
+10. Speed: a tensor's shape and size (constexprs) are built once per type.
+11. Speed: broadcasting two blocks of one shape (or two scalars) returns them as they are.
+12. Speed: a binary operation on two tensors of one dtype skips the type promotion (it finds
+   that dtype) and goes straight to broadcasting.
+13. Speed: the int32 overflow check of `+`, `-`, `*` is skipped while `debug` is off: its
+   `device_assert` is dropped then anyway, after computing the check in int64.
 
 What is left (bf16 kept as raw integers, fp32 -> bf16 truncation, ...) is listed in
 docs/interpreter-limits.md; `InterpreterLimit` and `is_limit` let the harness say "the
@@ -97,6 +104,11 @@ def install() -> None:
         # Last: it wraps every patch of _patch_lang above.
         ("one patch per function per launch", "_patch_lang", _patch_once_per_launch),
         ("numpy dtypes looked up once", "_get_np_dtype", _patch_np_dtype_lookup),
+        ("block types built once per shape", "interpreter_semantic", _patch_block_types),
+        ("tensor shapes built once per type", "interpreter_semantic", _patch_tensor_shapes),
+        ("same-shape broadcast returns", "interpreter_semantic", _patch_same_shape_broadcast),
+        ("same-dtype operands skip promotion", "interpreter_semantic", _patch_same_dtype_operands),
+        ("overflow checks only with debug", "interpreter_semantic", _patch_overflow_checks),
     ):
         if not hasattr(interp, target):
             skipped.append(name)
@@ -583,6 +595,193 @@ def _patch_np_dtype_lookup(interp: Any) -> None:
 
     get_np_dtype.__wrapped__ = original
     interp._get_np_dtype = get_np_dtype
+
+
+# 9.-13. Triton's type machinery, computed once ------------------------------------------------
+#
+# Each operation of an interpreted kernel goes through triton.language's front end as the
+# compiler does: it builds block types, the tensor's shape as a tuple of constexprs, promotes
+# and broadcasts the operands. That Python was most of a kernel's time in the interpreter (b2's
+# solution: `broadcast_impl_value` a third, `block_type.__init__` an eighth). The patches
+# below give the same objects (equal types, fresh shape tuples, the same tensors) and raise the
+# same errors: anything they do not recognise goes to Triton's own code, which also builds the
+# first of each kind (its checks run then: a shape that is not a power of 2 still raises).
+
+
+def _int_shape(values: Any) -> tuple[int, ...] | None:
+    """`values` as a tuple when every element is an int (not a bool, not a constexpr)."""
+    for value in values:
+        if type(value) is not int:
+            return None
+    return tuple(values)
+
+
+def _patch_block_types(interp: Any) -> None:
+    import triton.language as tl
+
+    core = tl.core
+    original = core.block_type.__init__
+    elements = (core.dtype, core.pointer_type)  # whose str() is their name
+    shapes = (list, core.tuple)  # what Triton's asserts: a Python tuple is refused, known or not
+    # (element type's name, shape) -> the shape's values and tuple type, numel, name
+    known: dict[tuple[str, tuple[int, ...]], tuple[list[int], Any, int, str]] = {}
+
+    def block_type_init(self: Any, element_ty: Any, shape: Any) -> None:
+        kind = type(shape)
+        if type(element_ty) not in elements or kind not in shapes:
+            return original(self, element_ty, shape)
+        ints = _int_shape(shape.values if kind is core.tuple else shape)
+        if ints is None:
+            return original(self, element_ty, shape)
+        key = (element_ty.name, ints)
+        found = known.get(key)
+        if found is None:
+            original(self, element_ty, shape)  # Triton's checks, the first time
+            known[key] = (list(self.shape.values), self.shape.type, self.numel, self.name)
+            return None
+        values, tuple_type, numel, name = found
+        self.element_ty = element_ty
+        self.shape = core.tuple(values, tuple_type)  # a fresh tuple, as Triton makes
+        self.numel = numel
+        self.name = name
+        return None
+
+    block_type_init.__wrapped__ = original
+    core.block_type.__init__ = block_type_init
+
+
+builtins_type = type  # `type` is a parameter's name in tensor_init (Triton's name for it)
+
+
+def _patch_tensor_shapes(interp: Any) -> None:
+    import triton.language as tl
+
+    core = tl.core
+    original = core.tensor.__init__
+    scalars = (core.dtype, core.pointer_type)
+    # A block type's name says its shape (`<['8', '16'], fp32>`); () for every scalar type.
+    known: dict[Any, tuple[Any, list[Any], Any]] = {}
+
+    def tensor_init(self: Any, handle: Any, type: Any) -> None:
+        kind = builtins_type(type)
+        if kind is core.block_type:
+            key = type.name
+        elif kind in scalars:
+            key = ()
+        else:
+            return original(self, handle, type)
+        found = known.get(key)
+        if found is None:
+            original(self, handle, type)
+            known[key] = (self.numel, list(self.shape.values), self.shape.type)
+            return None
+        numel, values, tuple_type = found
+        self.handle = handle
+        self.shape = core.tuple(values, tuple_type)
+        self.numel = numel
+        self.type = type
+        self.dtype = type.scalar
+        return None
+
+    tensor_init.__wrapped__ = original
+    core.tensor.__init__ = tensor_init
+
+
+def _set_method(instance: Any, name: str, function: Callable[..., Any]) -> None:
+    """Bind `function` as `instance.name`, Triton's own method kept as its `__wrapped__`."""
+    import types
+
+    function.__wrapped__ = getattr(type(instance), name)
+    setattr(instance, name, types.MethodType(function, instance))
+
+
+def _patch_same_shape_broadcast(interp: Any) -> None:
+    import triton.language as tl
+
+    core = tl.core
+    semantic = interp.interpreter_semantic
+    original = type(semantic).broadcast_impl_value
+    scalars = (core.dtype, core.pointer_type)
+
+    def broadcast_impl_value(self: Any, lhs: Any, rhs: Any) -> Any:
+        # Triton compares the shapes, finds nothing to expand and returns both as they are.
+        lhs_ty, rhs_ty = getattr(lhs, "type", None), getattr(rhs, "type", None)
+        lhs_kind, rhs_kind = type(lhs_ty), type(rhs_ty)
+        if lhs_kind is core.block_type and rhs_kind is core.block_type:
+            lhs_shape, rhs_shape = lhs_ty.shape, rhs_ty.shape
+            if (
+                type(lhs_shape) is core.tuple
+                and type(rhs_shape) is core.tuple
+                and lhs_shape.values == rhs_shape.values
+            ):
+                return lhs, rhs
+        elif lhs_kind in scalars and rhs_kind in scalars:
+            return lhs, rhs
+        return original(self, lhs, rhs)
+
+    _set_method(semantic, "broadcast_impl_value", broadcast_impl_value)
+
+
+# The dtypes whose promotion with themselves is themselves (no division or modulo: those take
+# fp16 and bf16 to fp32); fp8 pairs and anything else go through Triton's promotion.
+_SELF_PROMOTING = frozenset(
+    ("fp16", "bf16", "fp32", "fp64", "int1", "int8", "int16", "int32", "int64")
+    + ("uint8", "uint16", "uint32", "uint64")
+)
+
+
+def _patch_same_dtype_operands(interp: Any) -> None:
+    import triton.language as tl
+
+    core = tl.core
+    semantic = interp.interpreter_semantic
+    original = type(semantic).binary_op_type_checking_impl
+
+    def binary_op_type_checking_impl(
+        self: Any,
+        lhs: Any,
+        rhs: Any,
+        allow_lhs_ptr: bool = False,
+        allow_rhs_ptr: bool = False,
+        arithmetic_check: bool = True,
+        div_or_mod: bool = False,
+    ) -> Any:
+        # Two tensors of one non-pointer dtype: no pointer check applies, the computation type
+        # is that dtype, both casts return their input; what is left is the broadcast.
+        if not div_or_mod and type(lhs) is core.tensor and type(rhs) is core.tensor:
+            lhs_dtype, rhs_dtype = lhs.dtype, rhs.dtype
+            if (
+                type(lhs_dtype) is core.dtype
+                and type(rhs_dtype) is core.dtype
+                and lhs_dtype.name == rhs_dtype.name
+                and lhs_dtype.name in _SELF_PROMOTING
+            ):
+                return self.broadcast_impl_value(lhs, rhs)
+        return original(self, lhs, rhs, allow_lhs_ptr, allow_rhs_ptr, arithmetic_check, div_or_mod)
+
+    _set_method(semantic, "binary_op_type_checking_impl", binary_op_type_checking_impl)
+
+
+def _patch_overflow_checks(interp: Any) -> None:
+    semantic = interp.interpreter_semantic
+    original = type(semantic).binary_op_sanitize_overflow_impl
+
+    def binary_op_sanitize_overflow_impl(self: Any, lhs: Any, rhs: Any, binary_op: Any) -> None:
+        # Triton computes the operation again in int64 and compares it with the type's range,
+        # then hands the result to device_assert, which drops it unless `debug` is on. Its
+        # opening checks stay, with its words.
+        if self.builder.options.debug:
+            return original(self, lhs, rhs, binary_op)
+        if lhs.type.scalar.int_bitwidth >= 64 or not self.builder.options.sanitize_overflow:
+            return None
+        lhs_sca_ty, rhs_sca_ty = lhs.type.scalar, rhs.type.scalar
+        assert lhs_sca_ty == rhs_sca_ty, (
+            f"expected matching operand types, got {lhs_sca_ty} and {rhs_sca_ty}"
+        )
+        assert lhs_sca_ty.is_int(), f"expected integer type, got {lhs_sca_ty}"
+        return None
+
+    _set_method(semantic, "binary_op_sanitize_overflow_impl", binary_op_sanitize_overflow_impl)
 
 
 def is_limit(exc: BaseException) -> str | None:
