@@ -171,6 +171,17 @@ def test_a_collection_on_the_gpu_adds_to_the_cpus_and_an_older_one_is_not_kept(c
     assert read_collected(course.stories("t3"))[1] == [gpu_only]
 
 
+def test_an_unknown_drill_is_a_usage_error_not_a_traceback(course, monkeypatch, capsys):
+    from tutor import stories
+
+    monkeypatch.chdir(course.root)
+    with pytest.raises(SystemExit) as stopped:
+        stories.main(["t9"])
+    assert stopped.value.code == 2
+    err = capsys.readouterr().err
+    assert "no drill t9 in drills.yaml" in err and "Traceback" not in err
+
+
 def test_a_broken_catalogue_in_chinese_is_one_line_with_file_and_line(course):
     course.catalogue.write_text("format: 2\ntracks:\n  - {id: T, title: x\n", encoding="utf-8")
     out = tutor(course, "--lang", "zh", "check", "t3")

@@ -29,6 +29,7 @@ what the tests show on the GPU, so the CPU's collection and the GPU's end in one
 
 from __future__ import annotations
 
+import argparse
 import re
 import sys
 from dataclasses import dataclass
@@ -258,12 +259,23 @@ def main(argv: list[str] | None = None) -> int:
     from tutor.i18n import CHINESE
     from tutor.paths import CoursePaths, find_root
 
-    ids = sys.argv[1:] if argv is None else list(argv)
-    gpu = "--gpu" in ids
-    ids = [i for i in ids if i != "--gpu"]
+    parser = argparse.ArgumentParser(
+        prog="python -m tutor.stories",
+        description="Collect the English each drill's tests can show into drills/stories/.",
+    )
+    parser.add_argument("drills", nargs="*", metavar="DRILL", help="default: every drill")
+    parser.add_argument(
+        "--gpu", action="store_true", help="on a GPU: add what the tests show only there"
+    )
+    args = parser.parse_args(argv)
     paths = CoursePaths(find_root())
     catalogue = load_catalogue(paths)
-    for drill in [catalogue.drill(i) for i in ids] or catalogue.drills:
+    known = [d.id for d in catalogue.drills]
+    unknown = [i for i in args.drills if i not in known]
+    if unknown:
+        parser.error(f"no drill {', '.join(unknown)} in drills.yaml (known: {', '.join(known)})")
+    gpu = args.gpu
+    for drill in [catalogue.drill(i) for i in args.drills] or catalogue.drills:
         test_file = paths.test_file(drill.file)
         buggy = tuple(
             t.path
