@@ -863,13 +863,16 @@ class DrillScreen(Screen[None]):
                 "files are read as UTF-8.",
                 severity="warning",
             )
-        if drill_id == self.selected:
-            self._refresh_code()
         if self.session.is_own_write(path, text) or not self.watching:
-            return  # the app's own copy of a starter, or watch went off meanwhile
+            # the app's own copy of a starter, or watch went off meanwhile: show, do not run
+            if drill_id == self.selected:
+                self._refresh_code()
+            return
         if self._is_starter(catalogue.drill(drill_id), text):
             # `tutor reset` beside the app, or a learner's own undo: there is nothing to judge,
             # and a run would count a starter as a failure (! for a drill passed before).
+            if drill_id == self.selected:
+                self._refresh_code()
             self._say(
                 _(
                     "{path} is the starter again: nothing to run until you write your kernel."
@@ -878,7 +881,12 @@ class DrillScreen(Screen[None]):
             return
         if drill_id != self.selected:
             self.query_one(DrillList).select_drill(drill_id)
+            self.start_run(drill_id)
+            return
+        # The run first: its worker starts on the next turn of the event loop, before the code
+        # view lays out the new file (a message later), so the child is not kept waiting.
         self.start_run(drill_id)
+        self.call_later(self._refresh_code)
 
     def _is_starter(self, drill: Drill, text: str) -> bool:
         try:
