@@ -36,6 +36,18 @@ def test_a_patch_is_rebased_onto_a_solution_that_moved_elsewhere():
     assert patches.description(rebased) == "b ten times too big"
 
 
+def test_patches_move_onto_a_variant_that_keeps_the_solution_they_were_made_on():
+    """The solution grew a fast path; the old one, with another docstring, is a correct
+    variant now: a patch moved onto it rebuilds the same code as before."""
+    old = '"""Doc."""\na = 1\nb = 2\n'
+    patch = patches.make(old, old.replace("b = 2", "b = 20"), "x.py", "b ten times too big")
+    variant = '"""A correct variant:\nthe old way."""\na = 1\nb = 2\n'
+    moved = patches.onto(old, variant, patch, "correct__old_way.py")
+    assert patches.base(moved) == "correct__old_way.py"
+    assert patches.description(moved).splitlines()[0] == "b ten times too big"
+    assert patches.apply(variant, moved) == variant.replace("b = 2", "b = 20")
+
+
 def test_a_patch_whose_own_line_changed_is_not_rebased():
     old = "a = 1\nb = 2\n"
     patch = patches.make(old, "a = 1\nb = 20\n", "x.py")

@@ -17,6 +17,13 @@ lines they sit in, and an edit whose lines changed too is a PatchError, left to 
 
     python -m tutor.dev.patches rebase t3 HEAD   # t3's patches, from the solution at HEAD
 
+When the solution grows a path the drill does not teach (m1's tensor descriptors), the taught
+version stays as a correct variant and `onto` moves every patch built on the solution onto it:
+each is rebased from the solution at REV onto the variant and gets the variant's `base:` line,
+so its mutant is the file it was.
+
+    python -m tutor.dev.patches onto m1 correct__pointer_tiles.py HEAD
+
 `code_lines_apart` measures how far a whole-file mutant is from a file it could be a patch on,
 in lines of code (comments, docstrings and layout do not count): `tutor dev check` asks for a
 patch when a whole file is within NEAR_COPY_LINES of the solution or a correct variant.
@@ -113,6 +120,14 @@ def rebase(old_base: str, new_base: str, patch: str, name: str) -> str:
     return make(new_base, "".join(out), name, description(patch))
 
 
+def onto(old_base: str, variant: str, patch: str, variant_name: str) -> str:
+    """`patch` (made on the solution `old_base`) remade on the correct variant `variant`, with a
+    `base: <variant_name>` line in its description."""
+    moved = rebase(old_base, variant, patch, variant_name)
+    text = description(moved)
+    return text + f"\nbase: {variant_name}\n" + moved[moved.index("--- a/") :]
+
+
 def description(patch: str) -> str:
     """The free text before the diff."""
     head = []
@@ -184,8 +199,8 @@ def _is_docstring(statement: ast.stmt) -> bool:
     )
 
 
-def _rebase_drill(drill_id: str, rev: str) -> int:
-    """Rebase every patch of `drill_id` built on its solution, from the solution at `rev`."""
+def _solution_at(drill_id: str, rev: str):
+    """(the catalogue, the drill's solution path, its text at git revision `rev`)."""
     import subprocess
     from pathlib import Path
 
@@ -198,6 +213,31 @@ def _rebase_drill(drill_id: str, rev: str) -> int:
     old = subprocess.run(
         ["git", "show", f"{rev}:{relative.as_posix()}"], capture_output=True, text=True, check=True
     ).stdout
+    return catalogue, solution, old
+
+
+def _onto_variant(drill_id: str, variant_name: str, rev: str) -> int:
+    """Move every patch of `drill_id` built on its solution (as at `rev`) onto a variant."""
+    catalogue, _solution, old = _solution_at(drill_id, rev)
+    folder = catalogue.paths.mutants(drill_id)
+    variant = (folder / variant_name).read_text(encoding="utf-8")
+    failed = 0
+    for path in sorted(folder.glob("*.patch")):
+        text = path.read_text(encoding="utf-8")
+        if base(text) is not None:
+            continue
+        try:
+            path.write_text(onto(old, variant, text, variant_name), encoding="utf-8")
+            print(f"moved {path}")
+        except PatchError as exc:
+            failed += 1
+            print(f"{path}: {exc}")
+    return 1 if failed else 0
+
+
+def _rebase_drill(drill_id: str, rev: str) -> int:
+    """Rebase every patch of `drill_id` built on its solution, from the solution at `rev`."""
+    catalogue, solution, old = _solution_at(drill_id, rev)
     new = solution.read_text(encoding="utf-8")
     failed = 0
     for path in sorted(catalogue.paths.mutants(drill_id).glob("*.patch")):
@@ -221,6 +261,11 @@ def _rebase_drill(drill_id: str, rev: str) -> int:
 if __name__ == "__main__":
     import sys
 
-    if len(sys.argv) != 4 or sys.argv[1] != "rebase":
-        sys.exit("usage: python -m tutor.dev.patches rebase DRILL REV")
-    sys.exit(_rebase_drill(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 4 and sys.argv[1] == "rebase":
+        sys.exit(_rebase_drill(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 5 and sys.argv[1] == "onto":
+        sys.exit(_onto_variant(sys.argv[2], sys.argv[3], sys.argv[4]))
+    sys.exit(
+        "usage: python -m tutor.dev.patches rebase DRILL REV\n"
+        "       python -m tutor.dev.patches onto DRILL correct__VARIANT.py REV"
+    )
