@@ -153,6 +153,7 @@ class DrillScreen(Screen[None]):
         self.services = services
         self.session = session or Session()
         self._redraw_due = False  # the run panel waits for LIVE_REDRAW_S to redraw
+        self._code_after_start = False  # a saved file to show once its run has started
 
     # -- layout ---------------------------------------------------------------------------
 
@@ -768,6 +769,7 @@ class DrillScreen(Screen[None]):
             self._show_coach(message.drill_id)
 
     def on_run_event(self, message: RunEvent) -> None:
+        self._show_saved_code()
         live = self.session.feed(message.drill_id, message.token, message.event)
         if live is None:
             return
@@ -793,6 +795,7 @@ class DrillScreen(Screen[None]):
             self._show_run(self.selected)
 
     def on_run_finished(self, message: RunFinished) -> None:
+        self._show_saved_code()
         drill_id, result = message.drill_id, message.result
         live = self.session.finish(drill_id, message.token, result, message.all_tests)
         if live is None:  # replaced by a newer run, or cancelled
@@ -883,10 +886,17 @@ class DrillScreen(Screen[None]):
             self.query_one(DrillList).select_drill(drill_id)
             self.start_run(drill_id)
             return
-        # The run first: its worker starts on the next turn of the event loop, before the code
-        # view lays out the new file (a message later), so the child is not kept waiting.
+        # The run first. Laying out the new file in the code view takes the main thread (and
+        # the GIL) for 0.06-0.11 s on 2 cores, and the run's thread, which must ask the warm
+        # process for a fork, waited behind it: the view is refreshed at the run's first event
+        # (the child is running by then) or at its end.
+        self._code_after_start = True
         self.start_run(drill_id)
-        self.call_later(self._refresh_code)
+
+    def _show_saved_code(self) -> None:
+        if self._code_after_start:
+            self._code_after_start = False
+            self._refresh_code()
 
     def _is_starter(self, drill: Drill, text: str) -> bool:
         try:
