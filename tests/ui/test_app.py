@@ -346,6 +346,39 @@ async def test_saving_a_learner_file_reruns_that_drill_and_selects_it(
         assert "x * 2" in screen.query_one(CodeView).text
 
 
+async def test_a_save_of_the_drill_on_show_is_run_before_the_code_view_lays_it_out(
+    make_app, runner, small_course, recorder
+):
+    """The code view's layout holds the main thread (and the GIL) for a tenth of a second on a
+    small machine: the run's thread asks for its fork first, and the view shows the new code."""
+    app = make_app(watch=True, watch_debounce_ms=300, watch_step_ms=50)
+    async with app.run_test(size=SIZE, message_hook=recorder) as pilot:
+        await settle(pilot)
+        await pilot.pause(0.3)  # the watcher is up
+        mine = small_course.mine("b1_scale.py")
+        mine.parent.mkdir(parents=True, exist_ok=True)
+        mine.write_text("def scale(x):\n    return x * 2\n")
+        await wait_until(pilot, lambda: recorder.of(RunFinished), "the first run", timeout=10)
+        await settle(pilot)
+        screen = drill_screen(app)
+        runs_when_laid_out = []
+        lay_out = screen._refresh_code
+
+        def counted() -> None:
+            runs_when_laid_out.append(len(runner.calls))
+            lay_out()
+
+        screen._refresh_code = counted
+        mine.write_text("def scale(x):\n    return x * 3\n")
+        await wait_until(
+            pilot, lambda: len(recorder.of(RunFinished)) == 2, "the second run", timeout=10
+        )
+        await settle(pilot)
+        assert [c.drill_id for c in runner.calls] == ["b1", "b1"]
+        assert runs_when_laid_out and runs_when_laid_out[0] == 2
+        assert "x * 3" in screen.query_one(CodeView).text
+
+
 async def test_the_apps_own_copy_of_a_starter_does_not_trigger_a_run(
     make_app, runner, small_course
 ):
