@@ -88,8 +88,8 @@ def apply(old: str, patch: str, old_name: str = "the solution") -> str:
     return "".join(out)
 
 
-def rebase(old_base: str, new_base: str, patch: str, name: str) -> str:
-    """`patch` (made on `old_base`) remade on `new_base`, its description kept.
+def rebase(old_base: str, new_base: str, patch: str, name: str, why: str | None = None) -> str:
+    """`patch` (made on `old_base`) remade on `new_base`, with its description (or `why`).
 
     Each edit the patch makes must fall in lines that `old_base` and `new_base` share
     unchanged; PatchError names the first that does not.
@@ -117,15 +117,14 @@ def rebase(old_base: str, new_base: str, patch: str, name: str) -> str:
         out.extend(mutant_lines[j1:j2])
         position = start + (i2 - i1)
     out.extend(new_lines[position:])
-    return make(new_base, "".join(out), name, description(patch))
+    return make(new_base, "".join(out), name, description(patch) if why is None else why)
 
 
 def onto(old_base: str, variant: str, patch: str, variant_name: str) -> str:
     """`patch` (made on the solution `old_base`) remade on the correct variant `variant`, with a
     `base: <variant_name>` line in its description."""
-    moved = rebase(old_base, variant, patch, variant_name)
-    text = description(moved)
-    return text + f"\nbase: {variant_name}\n" + moved[moved.index("--- a/") :]
+    why = f"{description(patch)}\nbase: {variant_name}"
+    return rebase(old_base, variant, patch, variant_name, why)
 
 
 def description(patch: str) -> str:
@@ -216,46 +215,49 @@ def _solution_at(drill_id: str, rev: str):
     return catalogue, solution, old
 
 
+def _remake_solution_patches(folder, remake, done: str) -> int:
+    """Rewrite every patch in `folder` built on the solution as `remake(text)` gives it (None:
+    leave it); print each one done or failed, and return 1 if any failed."""
+    failed = 0
+    for path in sorted(folder.glob("*.patch")):
+        text = path.read_text(encoding="utf-8")
+        if base(text) is not None:
+            continue  # built on a correct variant
+        try:
+            remade = remake(text)
+        except PatchError as exc:
+            failed += 1
+            print(f"{path}: {exc}")
+            continue
+        if remade is not None:
+            path.write_text(remade, encoding="utf-8")
+            print(f"{done} {path}")
+    return 1 if failed else 0
+
+
 def _onto_variant(drill_id: str, variant_name: str, rev: str) -> int:
     """Move every patch of `drill_id` built on its solution (as at `rev`) onto a variant."""
     catalogue, _solution, old = _solution_at(drill_id, rev)
     folder = catalogue.paths.mutants(drill_id)
     variant = (folder / variant_name).read_text(encoding="utf-8")
-    failed = 0
-    for path in sorted(folder.glob("*.patch")):
-        text = path.read_text(encoding="utf-8")
-        if base(text) is not None:
-            continue
-        try:
-            path.write_text(onto(old, variant, text, variant_name), encoding="utf-8")
-            print(f"moved {path}")
-        except PatchError as exc:
-            failed += 1
-            print(f"{path}: {exc}")
-    return 1 if failed else 0
+    return _remake_solution_patches(
+        folder, lambda text: onto(old, variant, text, variant_name), "moved"
+    )
 
 
 def _rebase_drill(drill_id: str, rev: str) -> int:
     """Rebase every patch of `drill_id` built on its solution, from the solution at `rev`."""
     catalogue, solution, old = _solution_at(drill_id, rev)
     new = solution.read_text(encoding="utf-8")
-    failed = 0
-    for path in sorted(catalogue.paths.mutants(drill_id).glob("*.patch")):
-        text = path.read_text(encoding="utf-8")
-        if base(text) is not None:
-            continue  # built on a correct variant, which did not change
+
+    def remake(text: str) -> str | None:
         try:
             apply(new, text)
-            continue  # still applies
+            return None  # still applies
         except PatchError:
-            pass
-        try:
-            path.write_text(rebase(old, new, text, solution.name), encoding="utf-8")
-            print(f"rebased {path}")
-        except PatchError as exc:
-            failed += 1
-            print(f"{path}: {exc}")
-    return 1 if failed else 0
+            return rebase(old, new, text, solution.name)
+
+    return _remake_solution_patches(catalogue.paths.mutants(drill_id), remake, "rebased")
 
 
 if __name__ == "__main__":
