@@ -274,7 +274,6 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [i for i in args.drills if i not in known]
     if unknown:
         parser.error(f"no drill {', '.join(unknown)} in drills.yaml (known: {', '.join(known)})")
-    gpu = args.gpu
     for drill in [catalogue.drill(i) for i in args.drills] or catalogue.drills:
         test_file = paths.test_file(drill.file)
         buggy = tuple(
@@ -282,9 +281,9 @@ def main(argv: list[str] | None = None) -> int:
             for t in targets(catalogue, drill, starter=False)
             if t.expect != "pass" and not t.stale
         )
-        english = collect(test_file, paths.solution(drill.file), paths.root, buggy, gpu)
+        english = collect(test_file, paths.solution(drill.file), paths.root, buggy, args.gpu)
         target = paths.stories(drill.id)
-        if gpu:
+        if args.gpu:
             english += _kept(target, test_file)
         write_collected(target, drill.id, test_file, english)
         table = table_for(paths.hints(drill.id), CHINESE)

@@ -866,21 +866,20 @@ class DrillScreen(Screen[None]):
                 "files are read as UTF-8.",
                 severity="warning",
             )
-        if self.session.is_own_write(path, text) or not self.watching:
-            # the app's own copy of a starter, or watch went off meanwhile: show, do not run
+        # The app's own copy of a starter, or watch went off meanwhile; or the starter again
+        # (`tutor reset` beside the app, a learner's own undo): nothing to judge, and a run
+        # would count a starter as a failure (! for a drill passed before). Shown, not run.
+        skipped = self.session.is_own_write(path, text) or not self.watching
+        starter = not skipped and self._is_starter(catalogue.drill(drill_id), text)
+        if skipped or starter:
             if drill_id == self.selected:
                 self._refresh_code()
-            return
-        if self._is_starter(catalogue.drill(drill_id), text):
-            # `tutor reset` beside the app, or a learner's own undo: there is nothing to judge,
-            # and a run would count a starter as a failure (! for a drill passed before).
-            if drill_id == self.selected:
-                self._refresh_code()
-            self._say(
-                _(
-                    "{path} is the starter again: nothing to run until you write your kernel."
-                ).format(path=self._shown(path))
-            )
+            if starter:
+                self._say(
+                    _(
+                        "{path} is the starter again: nothing to run until you write your kernel."
+                    ).format(path=self._shown(path))
+                )
             return
         if drill_id != self.selected:
             self.query_one(DrillList).select_drill(drill_id)
