@@ -608,6 +608,11 @@ def _patch_np_dtype_lookup(interp: Any) -> None:
 # first of each kind (its checks run then: a shape that is not a power of 2 still raises).
 
 
+def _scalar_types(core: Any) -> tuple[type, ...]:
+    """The types of a block's elements and of a scalar tensor (their str() is their name)."""
+    return (core.dtype, core.pointer_type)
+
+
 def _int_shape(values: Any) -> tuple[int, ...] | None:
     """`values` as a tuple when every element is an int (not a bool, not a constexpr)."""
     for value in values:
@@ -621,7 +626,7 @@ def _patch_block_types(interp: Any) -> None:
 
     core = tl.core
     original = core.block_type.__init__
-    elements = (core.dtype, core.pointer_type)  # whose str() is their name
+    elements = _scalar_types(core)
     shapes = (list, core.tuple)  # what Triton's asserts: a Python tuple is refused, known or not
     # (element type's name, shape) -> the shape's values and tuple type, numel, name
     known: dict[tuple[str, tuple[int, ...]], tuple[list[int], Any, int, str]] = {}
@@ -658,7 +663,7 @@ def _patch_tensor_shapes(interp: Any) -> None:
 
     core = tl.core
     original = core.tensor.__init__
-    scalars = (core.dtype, core.pointer_type)
+    scalars = _scalar_types(core)
     # A block type's name says its shape (`<['8', '16'], fp32>`); () for every scalar type.
     known: dict[Any, tuple[Any, list[Any], Any]] = {}
 
@@ -701,7 +706,7 @@ def _patch_same_shape_broadcast(interp: Any) -> None:
     core = tl.core
     semantic = interp.interpreter_semantic
     original = type(semantic).broadcast_impl_value
-    scalars = (core.dtype, core.pointer_type)
+    scalars = _scalar_types(core)
 
     def broadcast_impl_value(self: Any, lhs: Any, rhs: Any) -> Any:
         # Triton compares the shapes, finds nothing to expand and returns both as they are.
