@@ -64,19 +64,20 @@ def _attn_fwd_inner(
     for start_n in range(lo, hi, BLOCK_N):
         offs_n = start_n + tl.arange(0, BLOCK_N)
         kv_mask = offs_n < seq_len
-        # k^T as a [HEAD_DIM, BLOCK_N] tile, v as [BLOCK_N, HEAD_DIM]; padded keys load as 0
-        k_ptrs = k_base + offs_n[None, :] * k_seq_stride + offs_d[:, None]
-        v_ptrs = v_base + offs_n[:, None] * v_seq_stride + offs_d[None, :]
         if DESC:  # [BLOCK_N, HEAD_DIM] tiles of the [B * H * S, HEAD_DIM] rows
             row = (kv_row0 + start_n).to(tl.int32)
             k = tl.trans(k_desc.load([row, 0]))
             v = v_desc.load([row, 0])
-        elif MASKED:
-            k = tl.load(k_ptrs, mask=kv_mask[None, :], other=0.0)
-            v = tl.load(v_ptrs, mask=kv_mask[:, None], other=0.0)
         else:
-            k = tl.load(k_ptrs)
-            v = tl.load(v_ptrs)
+            # k^T as a [HEAD_DIM, BLOCK_N] tile, v as [BLOCK_N, HEAD_DIM]; padded keys load as 0
+            k_ptrs = k_base + offs_n[None, :] * k_seq_stride + offs_d[:, None]
+            v_ptrs = v_base + offs_n[:, None] * v_seq_stride + offs_d[None, :]
+            if MASKED:
+                k = tl.load(k_ptrs, mask=kv_mask[None, :], other=0.0)
+                v = tl.load(v_ptrs, mask=kv_mask[:, None], other=0.0)
+            else:
+                k = tl.load(k_ptrs)
+                v = tl.load(v_ptrs)
 
         qk = tl.dot(q, k) * qk_scale  # [BLOCK_M, BLOCK_N] scores in log2 units, fp32
         if MASKED:
