@@ -69,6 +69,20 @@ def test_matching_suspect_names_the_mistake():
     assert "matches the 10% one" in failure.details
 
 
+def test_suspects_given_as_a_function_are_built_only_for_a_wrong_output():
+    want = torch.linspace(1, 2, 10)
+    built = []
+
+    def suspects():
+        built.append(True)
+        return [Suspect("ten-percent", want * 1.1, "the 10% one")]
+
+    expect_close(want.clone(), want, what="y", tol=TOL, suspects=suspects)
+    assert not built
+    assert _diagnosis(want * 1.1, want, suspects=suspects).diagnosis == "ten-percent"
+    assert built == [True]
+
+
 def test_suspect_that_does_not_fit_is_not_named():
     want = torch.linspace(1, 2, 10)
     failure = _diagnosis(want * 1.3, want, suspects=[Suspect("ten-percent", want * 1.1, "x")])

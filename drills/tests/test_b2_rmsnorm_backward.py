@@ -143,29 +143,33 @@ def expect_backward(
     programs = learner.last_call_programs  # before any re-run
     bf16 = x.dtype != torch.float32
 
-    dx_suspects = [
-        Suspect(
-            DX_CORRECTION,
-            round_to(reference_dx(dy, x, w, rstd, False), x.dtype, backend),
-            "rstd * dy * w: dx without the - x_hat * mean(dy * w * x_hat) term",
-        )
-    ]
-    dx_suspects += [
-        Suspect(
-            RSTD_RECOMPUTED,
-            round_to(reference_dx(dy, x, w, r), x.dtype, backend),
-            f"dx with rstd recomputed from x with eps = {eps:g}, not the rstd you were given",
-        )
-        for eps, r in _recomputed(x)
-    ]
-    if row_stride_x is not None:
-        dx_suspects.append(
+    def dx_suspects() -> list[Suspect]:
+        found = [
             Suspect(
-                dx.ROW_STRIDE,
-                round_to(reference_dx(dy, row_stride_x, w, rstd), x.dtype, backend),
-                "dx computed from rows of x read N elements apart: the row stride is not N here",
+                DX_CORRECTION,
+                round_to(reference_dx(dy, x, w, rstd, False), x.dtype, backend),
+                "rstd * dy * w: dx without the - x_hat * mean(dy * w * x_hat) term",
             )
-        )
+        ]
+        found += [
+            Suspect(
+                RSTD_RECOMPUTED,
+                round_to(reference_dx(dy, x, w, r), x.dtype, backend),
+                f"dx with rstd recomputed from x with eps = {eps:g}, not the rstd you were given",
+            )
+            for eps, r in _recomputed(x)
+        ]
+        if row_stride_x is not None:
+            found.append(
+                Suspect(
+                    dx.ROW_STRIDE,
+                    round_to(reference_dx(dy, row_stride_x, w, rstd), x.dtype, backend),
+                    "dx computed from rows of x read N elements apart: the row stride is not N "
+                    "here",
+                )
+            )
+        return found
+
     want_dx = reference_dx(dy, x, w, rstd)
     expect_close(
         got_dx,
@@ -180,14 +184,17 @@ def expect_backward(
 
     dw_tol = DW_FP32 if w.dtype == torch.float32 else DW_BF16
     want_dw = round_to(reference_dw(dy, x, w, rstd), w.dtype, backend)
-    dw_suspects = [
-        Suspect(
-            RSTD_RECOMPUTED,
-            round_to(reference_dw(dy, x, w, r), w.dtype, backend),
-            f"dw with rstd recomputed from x with eps = {eps:g}",
-        )
-        for eps, r in _recomputed(x)
-    ]
+
+    def dw_suspects() -> list[Suspect]:
+        return [
+            Suspect(
+                RSTD_RECOMPUTED,
+                round_to(reference_dw(dy, x, w, r), w.dtype, backend),
+                f"dw with rstd recomputed from x with eps = {eps:g}",
+            )
+            for eps, r in _recomputed(x)
+        ]
+
     try:
         expect_close(
             got_dw, want_dw, what="dw", tol=dw_tol, suspects=dw_suspects, reads_guarded=True

@@ -10,6 +10,7 @@ gate and up halves that differ, NaN just outside every buffer.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 
 import pytest
 import torch
@@ -147,9 +148,14 @@ def _nearly_identical(ulps: torch.Tensor) -> bool:
 
 
 def expect_bits(
-    actual: torch.Tensor, expected: torch.Tensor, *, what: str, suspects: Sequence[Suspect]
+    actual: torch.Tensor,
+    expected: torch.Tensor,
+    *,
+    what: str,
+    suspects: Callable[[], Sequence[Suspect]],
 ) -> None:
-    """bf16 `actual` must equal `expected` bit for bit, but for a few values one ulp away.
+    """bf16 `actual` must equal `expected` bit for bit, but for a few values one ulp away;
+    `suspects` builds what known mistakes give, for a mismatch to name.
 
     `expect_close` cannot tell these apart: a suspect one ulp off in a fifth of the values is
     within any tolerance that lets a correct kernel through, so this counts the values instead.
@@ -163,7 +169,7 @@ def expect_bits(
         f"({100 * off / ulps.numel():.1f}%), the largest by {int(ulps.max())} ulp; a correct "
         f"kernel is at most one ulp off in at most {ALLOWED_FLIPS:.0%} of them"
     )
-    for suspect in suspects:
+    for suspect in suspects():
         if _nearly_identical(_ulp_distance(actual, suspect.value)):
             raise DrillFailure(suspect.diagnosis, message, suspect.details_for(what))
     raise DrillFailure(dx.MISMATCH, message)
@@ -230,7 +236,7 @@ def check_fused_outputs(
     want32 = expected_outputs(x_in.float(), residual_in.float(), weight.float(), backend)
     # The norm of the rounded h can fail the tolerance before the bit-level check below (on
     # the CPU, where both roundings truncate): the same suspects then name it here too.
-    rounded_h = rounded_h_suspects(x_in, residual_in, weight, backend)
+    rounded_h = partial(rounded_h_suspects, x_in, residual_in, weight, backend)
     expect_close(
         x,
         want_x,
@@ -247,7 +253,7 @@ def check_fused_outputs(
         want_residual,
         what="residual",
         tol=EXACT,
-        suspects=writeback_suspects(x_in, residual_in, want_x),
+        suspects=lambda: writeback_suspects(x_in, residual_in, want_x),
         fp32_rerun=lambda: rerun_fp32()[1],
         fp32_expected=want32[1],
         reads_guarded=reads_guarded,
@@ -577,7 +583,7 @@ def test_silu_and_mul(impl, backend, device, dtype, shape):
         want,
         what="out",
         tol=_tol(dtype, SILU_FP32),
-        suspects=gate_up_suspects(x_in, backend),
+        suspects=lambda: gate_up_suspects(x_in, backend),
         fp32_rerun=lambda: impl.silu_and_mul(guarded(x_in.float())[0]),
         fp32_expected=silu_and_mul_fp32(x_in),
         reads_guarded=True,
@@ -608,6 +614,6 @@ def test_silu_and_mul_row_stride(impl, backend, device):
         round_to(silu_and_mul_fp32(x_in), x.dtype, backend),
         what="out",
         tol=ONE_BF16_ULP,
-        suspects=gate_up_suspects(x_in, backend),
+        suspects=lambda: gate_up_suspects(x_in, backend),
         reads_guarded=True,
     )

@@ -25,6 +25,7 @@ allocations sit between sentinels, so a store past the end is caught too.
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import NamedTuple
 
 import torch
@@ -286,15 +287,21 @@ def expect_cross_entropy(
     """
     got = _call(impl, logits, target, ignore_index)
     ref = cross_entropy_fp64(logits, target, ignore_index)
-    wrong = mistakes(logits, target, ignore_index)
-    if suspects_from is not None:
-        wrong.append(
-            (
-                dx.ROW_STRIDE,
-                cross_entropy_fp64(suspects_from, target, ignore_index),
-                "what rows read V elements apart would give: the row stride is not V here",
+
+    @cache
+    def wrong() -> list[tuple[str, CrossEntropy, str]]:
+        """What each mistake gives, built once, and only for an output that needs naming."""
+        found = mistakes(logits, target, ignore_index)
+        if suspects_from is not None:
+            found.append(
+                (
+                    dx.ROW_STRIDE,
+                    cross_entropy_fp64(suspects_from, target, ignore_index),
+                    "what rows read V elements apart would give: the row stride is not V here",
+                )
             )
-        )
+        return found
+
     dtype = logits.dtype
 
     def check_loss() -> None:
@@ -303,7 +310,7 @@ def expect_cross_entropy(
             ref.loss,
             what="loss",
             tol=loss_tol,
-            suspects=[Suspect(d, s.loss, story) for d, s, story in wrong],
+            suspects=lambda: [Suspect(d, s.loss, story) for d, s, story in wrong()],
             reads_guarded=reads_guarded,
         )
 
@@ -315,8 +322,9 @@ def expect_cross_entropy(
                 round_to(ref.dlogits, dtype, backend),
                 what="dlogits",
                 tol=grad_tol or _tol(dtype),
-                suspects=[
-                    Suspect(d, round_to(s.dlogits, dtype, backend), story) for d, s, story in wrong
+                suspects=lambda: [
+                    Suspect(d, round_to(s.dlogits, dtype, backend), story)
+                    for d, s, story in wrong()
                 ],
                 fp32_rerun=lambda: _call(impl, fp32, target, ignore_index).dlogits,
                 fp32_expected=ref.dlogits,

@@ -166,43 +166,47 @@ def _check(
     row_stride_rows: torch.Tensor | None = None,
 ) -> None:
     """The scale first (mistakes show there most clearly), then q to the bit."""
-    suspects = [
-        Suspect(d, reference_scale(x, amax_ub, d).to(x.device), story)
-        for d, story in SCALE_SUSPECTS
-    ]
-    suspects.append(
-        Suspect(
-            SCALE_INVERSE,
-            (QMAX / _amax(x, amax_ub)).to(x.device),
-            "127 / amax: the multiplier that quantizes x, not the scale amax / 127 that "
-            "dequantizes q",
-        )
-    )
-    if amax_ub is not None:
-        suspects.append(
+
+    def scale_suspects() -> list[Suspect]:
+        found = [
+            Suspect(d, reference_scale(x, amax_ub, d).to(x.device), story)
+            for d, story in SCALE_SUSPECTS
+        ]
+        found.append(
             Suspect(
-                dx.MISMATCH,
-                reference_scale(x).to(x.device),
-                "max(|x|) / 127 with amax_ub ignored: amax must be capped at it",
+                SCALE_INVERSE,
+                (QMAX / _amax(x, amax_ub)).to(x.device),
+                "127 / amax: the multiplier that quantizes x, not the scale amax / 127 that "
+                "dequantizes q",
             )
         )
-    if x.stride(-1) == 1:
-        suspects.append(
-            Suspect(
-                dx.MISSING_MASK,
-                _unmasked_scale(x).to(x.device),
-                "the scales of BLOCK_H lanes read from the row's start with no "
-                "mask: the lanes past H read the next row",
+        if amax_ub is not None:
+            found.append(
+                Suspect(
+                    dx.MISMATCH,
+                    reference_scale(x).to(x.device),
+                    "max(|x|) / 127 with amax_ub ignored: amax must be capped at it",
+                )
             )
-        )
-    if row_stride_rows is not None:
-        suspects.append(
-            Suspect(
-                dx.ROW_STRIDE,
-                reference_scale(row_stride_rows).to(x.device),
-                "the scales of rows read H elements apart: the row stride is not H here",
+        if x.stride(-1) == 1:
+            found.append(
+                Suspect(
+                    dx.MISSING_MASK,
+                    _unmasked_scale(x).to(x.device),
+                    "the scales of BLOCK_H lanes read from the row's start with no "
+                    "mask: the lanes past H read the next row",
+                )
             )
-        )
+        if row_stride_rows is not None:
+            found.append(
+                Suspect(
+                    dx.ROW_STRIDE,
+                    reference_scale(row_stride_rows).to(x.device),
+                    "the scales of rows read H elements apart: the row stride is not H here",
+                )
+            )
+        return found
+
     want_scale = reference_scale(x, amax_ub).to(x.device)
     try:
         expect_close(
@@ -210,7 +214,7 @@ def _check(
             want_scale,
             what="scale",
             tol=SCALE_TOL,
-            suspects=suspects,
+            suspects=scale_suspects,
             dtype_diagnosis=SCALE_DTYPE,
             reads_guarded=True,
         )

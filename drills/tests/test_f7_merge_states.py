@@ -246,7 +246,7 @@ def check_merge(impl: Learner, backend: Backend, out: object, inputs: Inputs) ->
         want_v[sel],
         what="v",
         tol=_v_tol(v_a.dtype),
-        suspects=v_suspects(inputs, backend, sel),
+        suspects=lambda: v_suspects(inputs, backend, sel),
         fp32_rerun=lambda: _split(call(impl, (v_a.float(), lse_a, v_b.float(), lse_b)))[0][sel],
         fp32_expected=merge_fp64(*inputs)[0].float()[sel],
         reads_guarded=True,
@@ -256,7 +256,7 @@ def check_merge(impl: Learner, backend: Backend, out: object, inputs: Inputs) ->
         want_lse[sel],
         what="lse",
         tol=LSE_FP32,
-        suspects=lse_suspects(inputs, sel),
+        suspects=lambda: lse_suspects(inputs, sel),
         reads_guarded=True,
     )
     if both_empty.any():

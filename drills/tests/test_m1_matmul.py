@@ -305,7 +305,7 @@ def check_matmul(
             round_to(want, a.dtype, backend),
             what="c",
             tol=_tol(a.dtype, k, backend),
-            suspects=[*suspects(a_values, b_values, backend), *extra_suspects],
+            suspects=lambda: [*suspects(a_values, b_values, backend), *extra_suspects],
             fp32_rerun=lambda: _call(impl, lay_a(a_values.float()), lay_b(b_values.float())),
             fp32_expected=want,
             reads_guarded=True,

@@ -205,7 +205,7 @@ def check_linear_gelu(
         y,
         round_to(want, x.dtype, backend),
         tol=_tol(x.dtype, backend),
-        suspects=suspects(x, w, b, backend),
+        suspects=lambda: suspects(x, w, b, backend),
         fp32_rerun=lambda: impl.linear_gelu(
             _guarded(x.float()), _guarded(w.float()), _guarded(b.float())
         ),
@@ -277,7 +277,7 @@ def test_linear_gelu_strided(impl, backend):
         y,
         want,
         tol=_tol(torch.float32, backend),
-        suspects=suspects(x_values, w_values, b, backend),
+        suspects=lambda: suspects(x_values, w_values, b, backend),
         reads_guarded=True,
     )
 

@@ -202,7 +202,7 @@ def check_gelu(
         round_to(gelu_tanh_reference(x), x.dtype, backend),
         what=what,
         tol=tol,
-        suspects=suspects(x, backend),
+        suspects=lambda: suspects(x, backend),
         fp32_rerun=lambda: impl.gelu_tanh(same_layout(x, torch.float32)),
         fp32_expected=gelu_tanh_reference(x.float()),
         reads_guarded=reads_guarded,

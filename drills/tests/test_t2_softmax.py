@@ -134,7 +134,7 @@ def check_softmax(
         round_to(softmax_reference(x), x.dtype, backend),
         what=f"output for a {str(x.dtype).removeprefix('torch.')} x of shape {tuple(x.shape)}",
         tol=tol,
-        suspects=suspects(x, backend, rows_n_apart),
+        suspects=lambda: suspects(x, backend, rows_n_apart),
         # The re-run keeps x's strides (and guards): a stride mistake fails it too.
         fp32_rerun=lambda: impl.softmax(same_layout(x, torch.float32)),
         fp32_expected=softmax_reference(x.float()),

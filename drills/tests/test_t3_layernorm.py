@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from functools import cache
 from typing import NamedTuple
 
 import pytest
@@ -232,9 +233,14 @@ def expect_layer_norm(
     offered as `row-stride` suspects.
     """
     ref = layer_norm_fp64(x, w, b, eps)
-    wrong = [(d, layer_norm_fp64(x, w, b, eps, m), story) for d, m, story in LN_MISTAKES]
-    if suspects_from is not None:
-        wrong.append((ROW_STRIDE, layer_norm_fp64(suspects_from, w, b, eps), ROW_STRIDE_STORY))
+
+    @cache
+    def wrong() -> list[tuple[str, Norm, str]]:
+        """What each mistake gives, built once, and only for an output that needs naming."""
+        found = [(d, layer_norm_fp64(x, w, b, eps, m), story) for d, m, story in LN_MISTAKES]
+        if suspects_from is not None:
+            found.append((ROW_STRIDE, layer_norm_fp64(suspects_from, w, b, eps), ROW_STRIDE_STORY))
+        return found
 
     def check_y() -> None:
         expect_close(
@@ -242,7 +248,9 @@ def expect_layer_norm(
             round_to(ref.y, x.dtype, backend),
             what="y",
             tol=y_tol or _tol(x.dtype),
-            suspects=[Suspect(d, round_to(s.y, x.dtype, backend), story) for d, s, story in wrong],
+            suspects=lambda: [
+                Suspect(d, round_to(s.y, x.dtype, backend), story) for d, s, story in wrong()
+            ],
             fp32_rerun=fp32_rerun,
             fp32_expected=ref.y.float(),
             reads_guarded=True,
@@ -255,7 +263,9 @@ def expect_layer_norm(
                 getattr(ref, what).float(),
                 what=what,
                 tol=stats_tol,
-                suspects=[Suspect(d, getattr(s, what).float(), story) for d, s, story in wrong],
+                suspects=lambda what=what: [
+                    Suspect(d, getattr(s, what).float(), story) for d, s, story in wrong()
+                ],
                 dtype_diagnosis=STATS_DTYPE,
                 reads_guarded=True,
             )
@@ -435,31 +445,35 @@ def rms_norm_fp64(
 def expect_rms_norm(y, x, w, eps, backend, fp32_rerun=None, suspects_from=None) -> None:
     n = x.shape[-1]
     ref = rms_norm_fp64(x, w, eps)
-    suspects = [
-        Suspect(
-            "divide-by-block",
-            round_to(rms_norm_fp64(x, w, eps, _block(n)), x.dtype, backend),
-            "the mean of squares taken as sum(x^2) / BLOCK_N instead of / N",
-        ),
-        Suspect(
-            EPS_OUTSIDE,
-            round_to(rms_norm_fp64(x, w, eps, mistake="eps-outside"), x.dtype, backend),
-            "x / (sqrt(mean(x^2)) + eps) * weight: eps belongs under the root",
-        ),
-        Suspect(
-            NO_WEIGHT,
-            round_to(rms_norm_fp64(x, w, eps, mistake="no-weight"), x.dtype, backend),
-            "x / sqrt(mean(x^2) + eps): y without the weight",
-        ),
-    ]
-    if suspects_from is not None:
-        suspects.append(
+
+    def suspects() -> list[Suspect]:
+        found = [
             Suspect(
-                ROW_STRIDE,
-                round_to(rms_norm_fp64(suspects_from, w, eps), x.dtype, backend),
-                ROW_STRIDE_STORY,
+                "divide-by-block",
+                round_to(rms_norm_fp64(x, w, eps, _block(n)), x.dtype, backend),
+                "the mean of squares taken as sum(x^2) / BLOCK_N instead of / N",
+            ),
+            Suspect(
+                EPS_OUTSIDE,
+                round_to(rms_norm_fp64(x, w, eps, mistake="eps-outside"), x.dtype, backend),
+                "x / (sqrt(mean(x^2)) + eps) * weight: eps belongs under the root",
+            ),
+            Suspect(
+                NO_WEIGHT,
+                round_to(rms_norm_fp64(x, w, eps, mistake="no-weight"), x.dtype, backend),
+                "x / sqrt(mean(x^2) + eps): y without the weight",
+            ),
+        ]
+        if suspects_from is not None:
+            found.append(
+                Suspect(
+                    ROW_STRIDE,
+                    round_to(rms_norm_fp64(suspects_from, w, eps), x.dtype, backend),
+                    ROW_STRIDE_STORY,
+                )
             )
-        )
+        return found
+
     expect_close(
         y,
         round_to(ref, x.dtype, backend),

@@ -202,7 +202,7 @@ def check_transpose(impl, x: torch.Tensor, *, reads_guarded: bool = True) -> Non
             x.t().contiguous(),
             what=what,
             tol=EXACT,
-            suspects=stride_suspects(x),
+            suspects=lambda: stride_suspects(x),
             reads_guarded=reads_guarded,
         )
     except DrillFailure as failure:

@@ -12,7 +12,7 @@ says what differs and by how much, and `where` / `error_map` say where the outpu
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,16 @@ class Suspect:
         )
 
 
+# What a test offers expect_close: the suspects, or a function that builds them. A function is
+# called only for an output that needs naming: building every mistake's output often costs more
+# than the kernel and the comparison together, and a right output needs none of them.
+Suspects = Sequence[Suspect] | Callable[[], Sequence[Suspect]]
+
+
+def _built(suspects: Suspects) -> Sequence[Suspect]:
+    return suspects() if callable(suspects) else suspects
+
+
 @dataclass(frozen=True)
 class Tolerance:
     atol: float
@@ -59,7 +69,7 @@ def expect_close(
     *,
     what: str,
     tol: Tolerance,
-    suspects: tuple[Suspect, ...] | list[Suspect] = (),
+    suspects: Suspects = (),
     dtype_diagnosis: str = dx.WRONG_DTYPE,
     untouched: torch.Tensor | None = None,
     fp32_rerun: Callable[[], torch.Tensor] | None = None,
@@ -69,6 +79,8 @@ def expect_close(
 ) -> None:
     """Fail with a diagnosed `DrillFailure` unless `actual` matches `expected` within `tol`.
 
+    - `suspects`: what each known mistake would produce (`Suspect`s), or a function that builds
+      them, called only when the output is wrong.
     - `untouched`: what the output buffer held before the call (for in-place outputs).
     - `fp32_rerun` / `fp32_expected`: the learner's function on the same inputs cast to fp32 and
       its reference; if that passes while bf16 fails, bf16 arithmetic lacked an upcast.
@@ -78,7 +90,7 @@ def expect_close(
     """
     english_what, what = what, story_text.text(what)
     if story_text.forcing:  # collecting the stories (tutor.harness.story_collect), not judging
-        if not suspects:
+        if not _built(suspects):
             raise HarnessFailure(dx.MISMATCH, "a comparison failed on purpose, to collect stories")
         return
     if not isinstance(actual, torch.Tensor):
@@ -123,7 +135,7 @@ def expect_close(
             diagnosis, text, details, where=located.where, error_map=located.picture, facts=facts
         )
 
-    for suspect in suspects:
+    for suspect in _built(suspects):
         if _explains(got, want, suspect.value.detach().float(), tol):
             raise failure(
                 suspect.diagnosis,

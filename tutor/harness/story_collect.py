@@ -6,11 +6,11 @@ The tests run twice on the solution, on the CPU (on the GPU with `--gpu`: a test
 something there that it never says on the interpreter, e.g. a race seen only on a GPU), with
 every `Suspect` and output name recorded: once as they are (every suspect list a correct
 kernel's run builds), and once with each comparison without suspects failing and each with
-suspects passing, so that a test that builds its suspects only for a wrong output (t4 does,
-for speed) builds them too and goes on to its other comparisons. Then once on each known-buggy
-kernel given (the drill's mutants), so the words a test writes only for a failure (a
-`DrillFailure`'s message and evidence) are recorded too. The union is written to OUT.json,
-sorted.
+suspects passing, so that suspects built only for a wrong output (a function passed as
+`suspects`, as the drills' tests do) are built too and the test goes on to its other
+comparisons. Then once on each known-buggy kernel given (the drill's mutants), so the words a
+test writes only for a failure (a `DrillFailure`'s message and evidence) are recorded too. The
+union is written to OUT.json, sorted.
 """
 
 from __future__ import annotations
