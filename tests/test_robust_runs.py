@@ -350,6 +350,39 @@ def test_forked_processes_are_not_counted_once_per_fork(tmp_path):
         leader.wait()
 
 
+def test_the_supervisor_finds_every_process_below_a_run_as_psutil_does(tmp_path):
+    """Forks two deep, and a child started from a thread that is not the main one (Linux lists
+    it under that thread): `descendants` sees the same processes as psutil's scan of them all."""
+    from tutor.supervisor import descendants
+
+    ready = tmp_path / "ready"
+    script = textwrap.dedent(f"""
+        import os, subprocess, sys, threading, time
+        def start_sleeper():  # in a thread that stays alive, so its children are its own
+            subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+            open({str(ready)!r} + "-sleeper", "w").close()
+            time.sleep(60)
+        leader = os.getpid()
+        for _ in range(2):
+            os.fork()  # 4 processes
+        if os.getpid() == leader:  # threads after the forks: a fork copies no other thread
+            threading.Thread(target=start_sleeper, daemon=True).start()
+        open({str(ready)!r} + str(os.getpid()), "w").close()
+        time.sleep(60)
+    """)
+    leader = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while len(list(tmp_path.glob("ready*"))) < 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        expected = {p.pid for p in psutil.Process(leader.pid).children(recursive=True)}
+        assert len(expected) == 4  # 3 forks and the sleeper
+        assert {p.pid for p in descendants(leader.pid)} == expected
+    finally:
+        os.killpg(leader.pid, signal.SIGKILL)
+        leader.wait()
+
+
 def test_a_full_disk_is_named_and_the_progress_kept(course):
     """Writes past a file-size limit fail (EFBIG) as writes to a full disk do (ENOSPC)."""
     import resource
