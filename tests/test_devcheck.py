@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from cli_helpers import tutor
 
+from tutor import diagnoses as dx
 from tutor.catalogue import load_catalogue
 from tutor.dev import check as devcheck
 from tutor.dev import patches
@@ -281,6 +282,36 @@ def test_the_same_buggy_file_gets_the_same_diagnoses_on_every_run(catalogue):
     verdicts = [runner.run("t1", str(target.path)) for _ in range(3)]
     seen = {(tuple(r.diagnoses), tuple((t.id, t.diagnosis) for t in r.tests)) for r in verdicts}
     assert len(seen) == 1 and verdicts[0].diagnoses[0] == "grid-too-small"
+
+
+def test_a_batch_gives_each_file_what_a_run_of_its_own_gives(catalogue, tmp_path):
+    """On the CPU dev check runs a drill's files in one child (tutor.harness.batch): each test's
+    outcome, diagnosis and words are those a run of the file alone gives. A file that ends the
+    process leaves itself and the files after it to runs of their own, which name it."""
+    from tutor.runner import Runner
+    from tutor.warm import WarmPool
+
+    work = devcheck.targets(catalogue, catalogue.drill("t0"))[:5]  # solution, starter, mutants
+    exits = tmp_path / "exits.py"
+    exits.write_text("import os\n\nos._exit(3)\n")
+    work.insert(3, devcheck.Target("t0", "exits.py", exits, dx.PROCESS_CRASHED))
+    pool = WarmPool(tmp_path / "warm", cpu=True)
+    try:
+        pool.ready.wait(timeout=120)  # else the runs go cold: slower, the same results
+        runner = Runner(catalogue, force_cpu=True, warm=pool)
+        batch = runner.run_batch("t0", [str(t.path) for t in work])
+        assert list(batch) == [str(t.path) for t in work[:3]]  # the files before the exit
+
+        def seen(result):
+            tests = [(t.id, t.outcome, t.diagnosis, t.message, t.where) for t in result.tests]
+            return result.status, result.diagnoses, tests
+
+        for target in work[:3]:
+            assert seen(batch[str(target.path)]) == seen(runner.run("t0", str(target.path)))
+        proven = [devcheck.judge(t, run) for t, run in devcheck.prove(runner, work, jobs=1)]
+        assert [f.ok for f in proven] == [True] * len(work), [f.line() for f in proven]
+    finally:
+        pool.close()
 
 
 def test_a_built_patch_mutant_is_written_whole_and_not_rewritten_when_unchanged(tmp_path):

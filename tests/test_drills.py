@@ -4,9 +4,10 @@ For every playable drill: its content rules hold (files, hint ladders of three s
 more known-buggy kernels per declared mistake, names that are declared or generic), the
 untouched starter fails as not started, the solution passes clean, every mutant in
 drills/mutants/<drill>/ gets the diagnosis its file name says first, and every correct__ variant
-passes clean. The runs are forked from a warm process (tutor.warm), as the app's are. With
-TUTOR_PROOFS_ON_GPU=1 the same runs go to the GPU, forked from a warm process for the GPU.
-Nothing here names a drill: a drill added to drills.yaml is proven with the rest.
+passes clean. A drill's files run as `tutor dev check` runs them (tutor.dev.check.prove): on the
+CPU in one child forked from a warm process, a session for each file. With
+TUTOR_PROOFS_ON_GPU=1 they go to the GPU, a process for each file, forked from a warm process
+for the GPU. Nothing here names a drill: a drill added to drills.yaml is proven with the rest.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from tutor.warm import WarmPool
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = load_catalogue(CoursePaths(ROOT))
 PLAYABLE = [d for d in CATALOGUE.drills if not d.coming]
-TARGETS = [t for drill in PLAYABLE for t in devcheck.targets(CATALOGUE, drill)]
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +44,10 @@ def test_content_rules_hold(drill):
     assert not broken, "\n".join(broken)
 
 
-@pytest.mark.parametrize("target", TARGETS, ids=[t.label for t in TARGETS])
-def test_file_gets_its_verdict(runner, target):
-    assert not target.stale, target.stale
-    finding = devcheck.judge(target, runner.run(target.drill, str(target.path)))
-    assert finding.ok, finding.line()
+@pytest.mark.parametrize("drill", PLAYABLE, ids=[d.id for d in PLAYABLE])
+def test_every_file_gets_its_verdict(runner, drill):
+    work = devcheck.targets(CATALOGUE, drill)
+    findings = [devcheck.judge(t, result) for t, result in devcheck.prove(runner, work, jobs=1)]
+    assert len(findings) == len(work) > 2  # the solution, the starter and the mutants
+    wrong = [f.line() for f in findings if not f.ok]
+    assert not wrong, "\n".join(wrong)

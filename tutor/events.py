@@ -105,10 +105,27 @@ class SessionEnded:
         return cls(status if isinstance(status, int) else -1)
 
 
-Event = SessionStarted | TestStarted | TestFinished | CollectFailed | SessionEnded
+@dataclass(frozen=True)
+class BatchFile:
+    """Written by tutor.harness.batch before each file's session: the events up to the next
+    one are that file's."""
+
+    EVENT: ClassVar[str] = "batch_file"
+
+    impl: str
+
+    def to_event(self) -> dict[str, Any]:
+        return {"event": self.EVENT, "impl": self.impl}
+
+    @classmethod
+    def from_event(cls, raw: dict[str, Any]) -> BatchFile | None:
+        return cls(_text(raw, "impl")) if raw.get("impl") else None
+
+
+Event = SessionStarted | TestStarted | TestFinished | CollectFailed | SessionEnded | BatchFile
 _BY_KIND = {
     kind.EVENT: kind
-    for kind in (SessionStarted, TestStarted, TestFinished, CollectFailed, SessionEnded)
+    for kind in (SessionStarted, TestStarted, TestFinished, CollectFailed, SessionEnded, BatchFile)
 }
 
 
@@ -131,7 +148,11 @@ class Fold:
     result: RunResult
     running: str | None = None  # the id of the test started and not yet finished
     collect_errors: list[str] = field(default_factory=list)
-    session_ended: bool = False
+    exitstatus: int | None = None  # pytest's, once the session ended
+
+    @property
+    def session_ended(self) -> bool:
+        return self.exitstatus is not None
 
     def apply(self, event: Event) -> None:
         result = self.result
@@ -146,7 +167,7 @@ class Fold:
         elif isinstance(event, CollectFailed):
             self.collect_errors.append(event.message)
         elif isinstance(event, SessionEnded):
-            self.session_ended = True
+            self.exitstatus = event.exitstatus
 
     def rows(self) -> list[TestResult]:
         """The finished tests, then the one running now (outcome RUNNING), in order."""

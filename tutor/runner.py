@@ -24,7 +24,7 @@ from tutor import diagnoses as dx
 from tutor import i18n
 from tutor import results as r
 from tutor.catalogue import Catalogue
-from tutor.events import Event, Fold, decode
+from tutor.events import BatchFile, Event, Fold, decode
 from tutor.states import RunStatus
 from tutor.supervisor import (
     CANCELLED,
@@ -74,22 +74,45 @@ class Runner:
         self.warm = warm if warm is not None and warm.cpu == runs_on_cpu(force_cpu) else None
 
     def command(self, drill_id: str, impl: str, events_path: str) -> list[str]:
-        drill = self.catalogue.drill(drill_id)
-        paths = self.catalogue.paths
-        cmd = [
+        """`python -m pytest ...`: the drill's tests on `impl`, in a child of its own."""
+        return [
             self.python,
             "-m",
             "pytest",
+            *self._session_args(drill_id, events_path),
+            "-p",
+            "tutor.child_guard",
+            # The child ends itself too, should the tutor die before it can end the run.
+            f"--tutor-deadline={self._deadline(1):.0f}",
+            f"--impl={impl}",
+        ]
+
+    def batch_command(self, drill_id: str, impls: list[str], events_path: str) -> list[str]:
+        """`python -m tutor.harness.batch ...`: the drill's tests on each of `impls`, a session
+        for each, in one child (its guard installed once, for the whole batch)."""
+        return [
+            self.python,
+            "-m",
+            "tutor.harness.batch",
+            f"--deadline={self._deadline(len(impls)):.0f}",
+            *impls,
+            "--",
+            *self._session_args(drill_id, events_path),
+        ]
+
+    def _deadline(self, files: int) -> float:
+        return STARTUP_TIMEOUT_S + files * self.timeout + CHILD_GRACE_S
+
+    def _session_args(self, drill_id: str, events_path: str) -> list[str]:
+        """The pytest arguments of a session of the drill's tests, but the file under test."""
+        drill = self.catalogue.drill(drill_id)
+        paths = self.catalogue.paths
+        args = [
             str(paths.test_file(drill.file)),
             "-p",
             "tutor.pytest_events",
             f"--tutor-events={events_path}",
             f"--tutor-events-key={EVENTS_KEY}",
-            "-p",
-            "tutor.child_guard",
-            # The child ends itself too, should the tutor die before it can end the run.
-            f"--tutor-deadline={STARTUP_TIMEOUT_S + self.timeout + CHILD_GRACE_S:.0f}",
-            f"--impl={impl}",
             # What the file must define: the child need not read drills.yaml again.
             f"--impl-functions={','.join(drill.functions)}",
             f"--impl-torch-core={','.join(drill.torch_core)}",
@@ -109,8 +132,8 @@ class Runner:
             f"--rootdir={paths.root}",
         ]
         if self.force_cpu:
-            cmd.append("--cpu")
-        return cmd
+            args.append("--cpu")
+        return args
 
     def run(
         self,
@@ -134,21 +157,7 @@ class Runner:
                 result.diagnoses = [dx.MISSING_FILE]
             return result
         started = time.monotonic()
-        # No entry-point plugins: a drill's tests need only the tutor's own, named with -p, and
-        # loading every installed pytest plugin costs start-up time on every run.
-        env = dict(
-            os.environ,
-            PYTHONUNBUFFERED="1",
-            PYTHONDONTWRITEBYTECODE="1",
-            PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
-            # One torch thread: the tests' tensors are small and the interpreter is Python, so
-            # more threads win nothing, while on a busy machine (the app, an editor, parallel
-            # runs) OpenMP's waiting threads made the same run 3-8x slower (2.6 s vs 7.5-21 s).
-            OMP_NUM_THREADS=TORCH_THREADS,
-            **paths.kernel_cache_env(),
-            **i18n.child_env(),  # the sentences the tests write, in the learner's language
-        )
-        env.pop("TRITON_INTERPRET", None)  # the child decides, from --cpu and the hardware
+        env = self._child_env()
         command = self.command(drill_id, str(impl_path), EVENTS_PATH)
         note = ""
         for warm in (self.warm, None):
@@ -178,6 +187,59 @@ class Runner:
         collector.finish(ended, self.timeout, self.memory_limit)
         result.message = "; ".join(m for m in (note, result.message) if m)
         return result
+
+    def run_batch(self, drill_id: str, impls: list[str]) -> dict[str, r.RunResult]:
+        """The drill's tests on each of `impls`, the course's own files (tutor dev check), in
+        one child, a session for each (tutor.harness.batch), forked from the warm process when
+        there is one. The result has the files whose session ran to its end; the others (the
+        child died, or the batch ran past its limits) are left for `run`, one by one."""
+        paths = self.catalogue.paths
+        folds: dict[str, Fold] = {}
+        current: list[Fold] = []
+
+        def feed_event(line: bytes) -> None:
+            event = decode(line)
+            if isinstance(event, BatchFile):
+                current[:] = [Fold(r.RunResult(drill_id, event.impl, RunStatus.SETUP_ERROR))]
+                folds[event.impl] = current[0]
+            elif event is not None and current:
+                current[0].apply(event)
+
+        ended = supervise(
+            self.batch_command(drill_id, impls, EVENTS_PATH),
+            cwd=paths.root,
+            env=self._child_env(),
+            timeout=self.timeout * len(impls),
+            on_events=feed_event,
+            memory_limit=self.memory_limit,
+            warm=self.warm,
+        )
+        results = {}
+        for impl, fold in folds.items():
+            if fold.exitstatus is not None and impl in impls:
+                settle(fold, fold.exitstatus)
+                fold.result.warm = ended.warm
+                results[impl] = fold.result
+        return results
+
+    def _child_env(self) -> dict[str, str]:
+        """The environment of a run's child."""
+        env = dict(
+            os.environ,
+            PYTHONUNBUFFERED="1",
+            PYTHONDONTWRITEBYTECODE="1",
+            # No entry-point plugins: a drill's tests need only the tutor's own, named with -p,
+            # and loading every installed pytest plugin costs start-up time on every run.
+            PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
+            # One torch thread: the tests' tensors are small and the interpreter is Python, so
+            # more threads win nothing, while on a busy machine (the app, an editor, parallel
+            # runs) OpenMP's waiting threads made the same run 3-8x slower (2.6 s vs 7.5-21 s).
+            OMP_NUM_THREADS=TORCH_THREADS,
+            **self.catalogue.paths.kernel_cache_env(),
+            **i18n.child_env(),  # the sentences the tests write, in the learner's language
+        )
+        env.pop("TRITON_INTERPRET", None)  # the child decides, from --cpu and the hardware
+        return env
 
 
 WARM_RUN_LOST = (
@@ -287,16 +349,25 @@ class _Collector:
                 f" while running {hung}" if hung else ""
             )
             found.append(dx.PROCESS_CRASHED)
-        elif fold.collect_errors:
-            result.status = RunStatus.COLLECTION_ERROR
-            result.message = (
-                "the drill's test file could not be collected:\n" + fold.collect_errors[0]
-            )
-        elif returncode == 0 and result.tests:
-            result.status = RunStatus.PASSED
-        elif returncode == 1 and result.tests:
-            result.status = RunStatus.FAILED
         else:
-            result.status = RunStatus.SETUP_ERROR
-            result.message = f"pytest exited with code {returncode} and ran no test"
+            settle(fold, returncode)
+            return
         result.diagnoses = dx.most_specific_first(found)
+
+
+def settle(fold: Fold, returncode: int) -> None:
+    """The status and diagnoses of a session that ran to its end with pytest's `returncode`."""
+    result = fold.result
+    if fold.collect_errors:
+        result.status = RunStatus.COLLECTION_ERROR
+        result.message = "the drill's test file could not be collected:\n" + fold.collect_errors[0]
+    elif returncode == 0 and result.tests:
+        result.status = RunStatus.PASSED
+    elif returncode == 1 and result.tests:
+        result.status = RunStatus.FAILED
+    else:
+        result.status = RunStatus.SETUP_ERROR
+        result.message = f"pytest exited with code {returncode} and ran no test"
+    result.diagnoses = dx.most_specific_first(
+        [t.diagnosis for t in result.tests if t.failed and t.diagnosis]
+    )

@@ -57,7 +57,9 @@ from collections.abc import Iterator
 from tutor import keeper
 
 WARM_CHILD = "TUTOR_WARM_CHILD"  # set in every run forked from here
-MODULES = ("pytest", "tutor.bench.child")  # what a run may be: a drill's tests, or a bench
+# What a run may be: a drill's tests, a bench, or a drill's tests on the course's own files in
+# one process (tutor dev check).
+MODULES = ("pytest", "tutor.bench.child", "tutor.harness.batch")
 MAX_REQUEST = 1 << 20
 FDS = 3  # output, events, events key
 SPARE = "TUTOR_WARM_SPARE"  # "0": no spare runs forked ahead

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -43,6 +43,7 @@ from tutor.hints import HintBook, HintFileError, drill_ladders
 from tutor.results import RunResult
 from tutor.runner import Runner
 from tutor.states import RunStatus
+from tutor.warm import runs_on_cpu
 
 CORRECT = "correct"  # mutants named correct__<variant>.py must pass clean
 PERF = "perf-"  # perf-<perf diagnosis>__<variant>.py: correct, and slow for that reason
@@ -414,14 +415,44 @@ def check_course(
         for finding in perf_course_findings(catalogue):
             report(finding)
     work = [t for drill in chosen for t in targets(catalogue, drill)]
-    workers = jobs or max(1, min(4, os.cpu_count() or 1))
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        runs = [
-            (t, None if t.stale else pool.submit(runner.run, t.drill, str(t.path))) for t in work
-        ]
-        for target, run in runs:
-            report(judge(target, run.result() if run else None))
+    for target, result in prove(runner, work, jobs):
+        report(judge(target, result))
     return findings
+
+
+def prove(
+    runner: Runner, work: list[Target], jobs: int | None = None
+) -> Iterator[tuple[Target, RunResult | None]]:
+    """Each target of `work` with its run (None for a stale patch), in `work`'s order.
+
+    On the CPU interpreter a drill's files run in one child, a session for each
+    (Runner.run_batch): a process for each file costs more than most files' tests do. A file
+    whose session did not end there runs alone, as a learner's file does. On a GPU each file
+    gets a process of its own, as it does for a learner: a kernel that faults there leaves
+    CUDA unusable for the rest of its process.
+    """
+    workers = jobs or max(1, min(4, os.cpu_count() or 1))
+    runnable = [t for t in work if not t.stale]
+    batched = runs_on_cpu(runner.force_cpu)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        if batched:
+            files: dict[str, list[str]] = {}
+            for target in runnable:
+                files.setdefault(target.drill, []).append(str(target.path))
+            runs = {d: pool.submit(runner.run_batch, d, paths) for d, paths in files.items()}
+        else:
+            runs = {t: pool.submit(runner.run, t.drill, str(t.path)) for t in runnable}
+        for target in work:
+            if target.stale:
+                yield target, None
+                continue
+            if not batched:
+                yield target, runs[target].result()
+                continue
+            result = runs[target.drill].result().get(str(target.path))
+            if result is None:  # its session did not end in the batch
+                result = runner.run(target.drill, str(target.path))
+            yield target, result
 
 
 def as_json(findings: list[Finding]) -> dict:
