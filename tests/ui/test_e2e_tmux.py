@@ -135,11 +135,23 @@ def _progress_of(env: dict[str, str], drill_id: str) -> dict:
     return json.loads(done.stdout)["drills"][drill_id]
 
 
+def settle(course: CoursePaths) -> None:
+    """Called at the first frame: wait until the app is as a learner finds it a moment later,
+    its file watcher up (it starts just after that frame) and its warm process ready (its
+    socket in .tutor/), so that a save runs forked from it, as most saves do."""
+    since = time.monotonic()
+    deadline = since + RUN_LIMIT
+    while not list(course.state_dir.glob("warm-*-cpu.sock")):
+        assert time.monotonic() < deadline, "the app's warm process never became ready"
+        time.sleep(0.1)
+    time.sleep(max(0.0, since + 1.0 - time.monotonic()))
+
+
 def test_a_saved_buggy_kernel_gets_its_diagnosis_on_screen(start_app, terminal_env, course):
     terminal = start_app()
     up = terminal.wait_for("watch on", timeout=30)
     terminal.wait_for("CPU interpreter", timeout=5)
-    time.sleep(1.0)  # the file watcher starts just after the first frame
+    settle(course)
     shutil.copyfile(padding_where_mutant(course), course.mine("t3_layernorm.py"))
     terminal.wait_for(TITLE, timeout=RUN_LIMIT)
     terminal.wait_for("t3: Failed:", timeout=30)
@@ -161,15 +173,12 @@ def test_e_hands_the_terminal_to_the_editor_and_comes_back(
     editor.chmod(0o755)
     terminal = start_app({"EDITOR": str(editor)})
     terminal.wait_for("watch on", timeout=30)
-    time.sleep(1.0)
-    for _ in range(len(load_catalogue(course).drills)):  # down the list until t3 is selected
+    settle(course)
+    for drill in load_catalogue(course).drills[1:]:  # down the list, drill by drill, to t3
         terminal.keys("Down")
-        try:
-            terminal.wait_for("drills/mine/t3_layernorm.py", timeout=3)  # the hint panel's words
+        terminal.wait_for(f"drills/mine/{drill.file}", timeout=30)  # the hint panel's words
+        if drill.id == "t3":
             break
-        except AssertionError:
-            continue
-    terminal.wait_for("drills/mine/t3_layernorm.py", timeout=30)
     terminal.keys("e")
     terminal.wait_for(TITLE, timeout=RUN_LIMIT)  # back in the app, the watched save ran
     assert course.mine("t3_layernorm.py").read_text() == mutant.read_text()
@@ -200,7 +209,7 @@ def test_the_app_killed_mid_run_restores_the_terminal_and_leaves_no_process(
     flag = tmp_path / "running"
     terminal = start_app()
     terminal.wait_for("watch on", timeout=30)
-    time.sleep(1.0)
+    settle(course)
     course.mine("t3_layernorm.py").write_text(HANGS.format(flag=flag))  # watch starts the run
     deadline = time.monotonic() + RUN_LIMIT
     while not flag.exists():
@@ -234,7 +243,7 @@ def test_the_app_killed_mid_run_restores_the_terminal_and_leaves_no_process(
 def test_at_80x24_the_mistake_footer_and_newest_hint_fit(start_app, course):
     terminal = start_app(size=(80, 24))
     terminal.wait_for("watch on", timeout=30)
-    time.sleep(1.0)
+    settle(course)
     shutil.copyfile(padding_where_mutant(course), course.mine("t3_layernorm.py"))
     terminal.wait_for("t3: Failed:", timeout=RUN_LIMIT)
     screen = terminal.screen().splitlines()
@@ -251,7 +260,7 @@ def test_tab_and_f_fill_the_terminal_with_the_hint_then_the_run(start_app, cours
     """Keys typed at once, as a terminal delivers them: f must see the focus Tab moved."""
     terminal = start_app(size=size)
     terminal.wait_for("watch on", timeout=30)
-    time.sleep(1.0)
+    settle(course)
     shutil.copyfile(padding_where_mutant(course), course.mine("t3_layernorm.py"))
     terminal.wait_for("t3: Failed:", timeout=RUN_LIMIT)
     terminal.keys(
@@ -285,7 +294,7 @@ def test_in_chinese_at_80x24_the_mistake_and_keys_read_and_l_switches(start_app,
     terminal = start_app({"TUTOR_LANG": "zh"}, size=(80, 24))
     terminal.wait_for("监视：开", timeout=30)
     terminal.wait_for("CPU 解释器", timeout=5)
-    time.sleep(1.0)
+    settle(course)
     shutil.copyfile(padding_where_mutant(course), course.mine("t3_layernorm.py"))
     terminal.wait_for("t3: 失败：", timeout=RUN_LIMIT)
     screen = terminal.screen().splitlines()
