@@ -287,18 +287,22 @@ def test_the_same_buggy_file_gets_the_same_diagnoses_on_every_run(catalogue):
 def test_a_batch_gives_each_file_what_a_run_of_its_own_gives(catalogue, tmp_path):
     """On the CPU dev check runs a drill's files in one child (tutor.harness.batch): each test's
     outcome, diagnosis and words are those a run of the file alone gives. A file that ends the
-    process leaves itself and the files after it to runs of their own, which name it."""
+    process, or runs past the time limit, leaves itself and the files after it to runs of their
+    own, which name the crash and the hang."""
     from tutor.runner import Runner
     from tutor.warm import WarmPool
 
     work = devcheck.targets(catalogue, catalogue.drill("t0"))[:5]  # solution, starter, mutants
-    exits = tmp_path / "exits.py"
+    exits, hangs = tmp_path / "exits.py", tmp_path / "hangs.py"
     exits.write_text("import os\n\nos._exit(3)\n")
+    hangs.write_text("import time\n\n\ndef add(x, y):\n    while True:\n        time.sleep(0.05)\n")
     work.insert(3, devcheck.Target("t0", "exits.py", exits, dx.PROCESS_CRASHED))
+    work.append(devcheck.Target("t0", "hangs.py", hangs, dx.KERNEL_HANG))
     pool = WarmPool(tmp_path / "warm", cpu=True)
     try:
         pool.ready.wait(timeout=120)  # else the runs go cold: slower, the same results
-        runner = Runner(catalogue, force_cpu=True, warm=pool)
+        # A time limit 30 times what one of these files takes on a quiet machine.
+        runner = Runner(catalogue, force_cpu=True, warm=pool, timeout=5)
         batch = runner.run_batch("t0", [str(t.path) for t in work])
         assert list(batch) == [str(t.path) for t in work[:3]]  # the files before the exit
 

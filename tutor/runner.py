@@ -95,6 +95,7 @@ class Runner:
             "-m",
             "tutor.harness.batch",
             f"--deadline={self._deadline(len(impls)):.0f}",
+            f"--each={self.timeout:.0f}",
             *impls,
             "--",
             *self._session_args(drill_id, events_path),

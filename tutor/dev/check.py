@@ -198,7 +198,8 @@ def judge(target: Target, result: RunResult | None) -> Finding:
             and all(t.failed for t in result.tests)
         )
     else:
-        ok = result.status in (RunStatus.FAILED, RunStatus.CRASHED) and first == target.expect
+        ended = (RunStatus.FAILED, RunStatus.CRASHED, RunStatus.TIMEOUT, RunStatus.OUT_OF_MEMORY)
+        ok = result.status in ended and first == target.expect
     if ok:
         return Finding(target.drill, target.name, True, f"{got}, as it must")
     failed = [t for t in result.tests if t.failed]
