@@ -207,6 +207,25 @@ def test_a_helper_called_again_and_again_is_bound_once_per_launch(k, monkeypatch
     assert k.rsqrt.__module__ == "triton.language.math"
 
 
+def test_builtins_listed_once_are_the_ones_a_binding_finds(k):
+    # Listed at install: each binding binds the same names, with the same members, as one that
+    # lists them with inspect.getmembers then; both put them back after.
+    from triton.runtime import interpreter as interp
+
+    for owner in (tl, tl.core, tl.math, tl.core.tensor):
+        bound = []
+        for patch_builtin in (interp._patch_builtin, interp._patch_builtin.__wrapped__):
+            scope = interp._LangPatchScope()
+            patch_builtin(owner, None, scope)
+            bound.append([(name, member) for _, name, member in scope._changes])
+            scope.restore()
+        assert bound[0] == bound[1] and bound[0], owner
+    assert tl.core.is_builtin(tl.core.tensor.__add__)  # put back: the member itself again
+    y = torch.zeros(16)
+    k.helper_in_a_loop[(2,)](torch.linspace(0.5, 4.0, 8), y, 2, BLOCK=8)
+    torch.testing.assert_close(y, (2 * torch.rsqrt(torch.linspace(0.5, 4.0, 8)) * 4.0).repeat(2))
+
+
 def test_numpy_dtypes_looked_up_once_are_the_interpreters_own(k):
     # Looked up once per Triton type: each type keeps its own numpy dtype, asked again and again.
     from triton.runtime import interpreter as interp

@@ -40,6 +40,8 @@ a test in tests/test_interpreter.py. They were written against triton 3.9's
    that dtype) and goes straight to broadcasting.
 13. Speed: the int32 overflow check of `+`, `-`, `*` is skipped while `debug` is off: its
    `device_assert` is dropped then anyway, after computing the check in int64.
+14. Speed: the builtins of tl, tl.core, tl.math and the tensor classes are listed once, at
+   install, instead of by `inspect.getmembers` at every binding.
 
 What is left (bf16 kept as raw integers, fp32 -> bf16 truncation, ...) is listed in
 docs/interpreter-limits.md; `InterpreterLimit` and `is_limit` let the harness say "the
@@ -109,6 +111,7 @@ def install() -> None:
         ("same-shape broadcast returns", "interpreter_semantic", _patch_same_shape_broadcast),
         ("same-dtype operands skip promotion", "interpreter_semantic", _patch_same_dtype_operands),
         ("overflow checks only with debug", "interpreter_semantic", _patch_overflow_checks),
+        ("builtins listed once", "_patch_builtin", _patch_builtin_listing),
     ):
         if not hasattr(interp, target):
             skipped.append(name)
@@ -832,3 +835,45 @@ def raised_in(exc: BaseException, part: str = "") -> bool:
     package = Path(triton.__file__).resolve().parent
     where = Path(tb.tb_frame.f_code.co_filename).resolve()
     return where.is_relative_to(package / part if part else package)
+
+
+# 14. Builtins listed once -----------------------------------------------------------------
+#
+# Each binding of the language (`_patch_lang`: every launch, and every jit helper's first call
+# in it) lists every member of tl, tl.core, tl.math, tl.tensor and the tensor descriptors with
+# `inspect.getmembers`, which reads and sorts them all, to find the builtins it binds to the
+# interpreter: 5% of proving t3's files. Which names are builtins never changes: they are
+# listed once, at install, before any launch has bound anything, and each binding binds those
+# names whose member is a builtin at that moment, as the listing's own loop does.
+
+
+def _patch_builtin_listing(interp: Any) -> None:
+    import inspect
+
+    import triton.language as tl
+
+    original = interp._patch_builtin
+    owners = (
+        tl,
+        tl.core,
+        tl.math,
+        tl.core.tensor,
+        getattr(tl.core, "tensor_descriptor_base", None),
+    )
+    listed = {
+        owner: [name for name, member in inspect.getmembers(owner) if tl.core.is_builtin(member)]
+        for owner in owners
+        if owner is not None
+    }
+
+    def patch_builtin(pkg: Any, builder: Any, scope: Any) -> None:
+        names = listed.get(pkg)
+        if names is None:
+            return original(pkg, builder, scope)
+        for name in names:
+            member = getattr(pkg, name)
+            if tl.core.is_builtin(member):
+                interp._patch_attr(pkg, name, member, builder, scope)
+
+    patch_builtin.__wrapped__ = original
+    interp._patch_builtin = patch_builtin
