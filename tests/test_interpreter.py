@@ -226,6 +226,33 @@ def test_builtins_listed_once_are_the_ones_a_binding_finds(k):
     torch.testing.assert_close(y, (2 * torch.rsqrt(torch.linspace(0.5, 4.0, 8)) * 4.0).repeat(2))
 
 
+def test_bf16_conversions_by_shifts_give_the_converters_bits(k):
+    # Every bf16 pattern up to fp32, and fp32 patterns down to bf16 (every exponent with edge
+    # and random mantissas, signed zeros, infinities, NaNs, subnormals): the same bits as the
+    # interpreter's converter, in arrays with subnormals and without.
+    from triton.runtime import interpreter as interp
+
+    shifted, converter = interp._convert_float, interp._convert_float.__wrapped__
+    every_bf16 = np.arange(2**16, dtype=np.uint32).astype(np.uint16)
+    normal = every_bf16[((every_bf16 & 0x7F80) != 0) | ((every_bf16 & 0x7F) == 0)]
+    gen = np.random.default_rng(0)
+    exponents = np.arange(256, dtype=np.uint32) << 23
+    mantissas = np.array([0, 1, 0x7FFF, 0x8000, 0x10000, 0x7FFFFF], dtype=np.uint32)
+    fp32 = (exponents[:, None] | mantissas[None, :]).ravel()
+    fp32 = np.concatenate([fp32, fp32 | 0x80000000, gen.integers(0, 2**32, 4096, np.uint32)])
+    for values, source, target in (
+        (every_bf16, tl.bfloat16, tl.float32),
+        (normal, tl.bfloat16, tl.float32),
+        (fp32.view(np.float32), tl.float32, tl.bfloat16),
+        (fp32[(fp32 & 0x7F800000) != 0].view(np.float32), tl.float32, tl.bfloat16),
+    ):
+        for shape in ((values.size,), (1, values.size)):
+            got = shifted(values.reshape(shape), source, target, None)
+            want = converter(values.reshape(shape), source, target, None)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            assert np.array_equal(got, want), (source, target)
+
+
 def test_numpy_dtypes_looked_up_once_are_the_interpreters_own(k):
     # Looked up once per Triton type: each type keeps its own numpy dtype, asked again and again.
     from triton.runtime import interpreter as interp
