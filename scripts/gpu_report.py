@@ -3,22 +3,24 @@
 
     python scripts/gpu_report.py --out "$OUT"
         [--drills t3,f3] [--skip-cpu] [--skip-gpu] [--skip-bench] [--no-compile]
-        [--budget 480] [--gpu-workers 4] [--cpu-workers 8]
+        [--budget 480] [--gpu-workers 8] [--cpu-workers 4] [--timed-workers 4]
 
 1. Verdicts: every drill's tests against its solution and against every file in
    drills/mutants/<drill>/, on the GPU and on the CPU interpreter side by side. A mutant's name,
    `<diagnosis>__<variant>.py`, says which diagnosis must come first; `correct__*.py` must pass.
-   The CPU runs go through a pool of workers while the GPU runs go through a smaller one:
-   correctness runs time nothing, so sharing the card between a few of them is harmless.
+   On the GPU each file runs in a process of its own, `--gpu-workers` at once: correctness
+   runs time nothing, so sharing the card between them is harmless. On the CPU a drill's files
+   run in one child (`tutor dev check --cpu`'s way), `--cpu-workers` drills at once.
    Meanwhile every bench case's torch.compile is compiled once, in parallel, to fill the
    on-disk compile caches (nothing is timed while the verdicts run).
 2. Benches: every drill's bench cases for the reference solutions (tutor.bench, one child
-   process per drill, alone on the machine so that nothing else competes for the CPU that
-   launches the kernels), with torch eager, torch.compile (a fresh process per shape, which
-   now finds its kernels compiled) and, for decode shapes, CUDA graphs.
+   process per drill), with torch eager, torch.compile (a fresh process per shape, which
+   now finds its kernels compiled) and CUDA-graph times.
 3. The perf coach (tutor dev check --gpu's half that needs a GPU, tutor.perfcheck): every slow
    but correct kernel (drills/mutants/<drill>/perf-*) benched at its case must get its perf
    diagnosis first, and every solution none; the rows go under `coach` in the JSON.
+   Benches and coach run `--timed-workers` processes at once: their set-up overlaps, and each
+   timed stretch holds the card's lock (tutor.bench.gpu_lock), so no two time at once.
 4. docs/reports/<date>/<what>.md (card, driver, versions, anchors, verdicts, the coach, bench
    numbers, targets) and <what>.json beside it (everything raw), copied into --out. <what>
    says what the run covers, e.g. `verdicts-bench-coach-all-drills` or `verdicts-b2-f3`; a
@@ -65,9 +67,6 @@ DOCS = ROOT / "docs"
 GPU_TEST_TIMEOUT_S = 90.0  # a first JIT compile of each kernel variant, then a killed hang
 CPU_TEST_TIMEOUT_S = 150.0  # the interpreter, with other runs sharing the cores
 BENCH_TIMEOUT_S = 300.0  # one drill's benches, torch.compile of every shape included
-BENCH_SHARE = (
-    0.7  # of the time left after the verdicts, the benches' share; the coach's is the rest
-)
 WARM_WORKERS = 12  # torch.compile processes at once while the verdicts run
 LARGE_TARGET_PCT = 85.0
 DECODE_TARGET_US = 1.0
@@ -168,10 +167,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--gpu-workers",
         type=int,
-        default=4,
-        help="GPU test runs at once (default 4; 1 = one after another)",
+        default=8,
+        help="GPU test runs at once (default 8; 1 = one after another)",
     )
-    parser.add_argument("--cpu-workers", type=int, default=8, help="CPU test runs at once")
+    parser.add_argument(
+        "--cpu-workers", type=int, default=4, help="drills proven at once on the CPU interpreter"
+    )
+    parser.add_argument(
+        "--timed-workers",
+        type=int,
+        default=4,
+        help="bench and coach processes at once (default 4); each times the card alone",
+    )
     args = parser.parse_args(argv)
     os.chdir(ROOT)
     os.environ["PYTHONPATH"] = os.pathsep.join(
@@ -227,22 +234,13 @@ def main(argv: list[str] | None = None) -> int:
     write_report(state, args.out)
     if warming is not None:
         warming.join(max(0.0, deadline - time.monotonic()))
-    if benching:
-        # The benches, then the coach, each alone on the card: nothing else runs while they time.
-        bench_deadline = time.monotonic() + BENCH_SHARE * max(0.0, deadline - time.monotonic())
-        for number, drill_id in enumerate(drill_ids):
-            # A share of the time left in proportion to the work left (a process start counts
-            # as one case), so the last drill is not the one cut short when compiles are slow.
-            weights = [1 + len(catalogue.drill(d).bench) for d in drill_ids[number:]]
-            share = weights[0] / sum(weights)
-            _step(
-                state,
-                f"bench {drill_id}",
-                lambda d=drill_id, f=share: run_bench(state, catalogue, d, bench_deadline, f, args),
-            )
-            write_report(state, args.out)
-    if not args.skip_coach and has_gpu:
-        _step(state, "coach", lambda: run_coach(state, catalogue, drill_ids, deadline, args))
+    coaching = not args.skip_coach and has_gpu
+    if benching or coaching:
+        _step(
+            state,
+            "benches and coach",
+            lambda: run_timed(state, catalogue, drill_ids, deadline, args, benching, coaching),
+        )
     log(f"done in {state.elapsed:.0f} s")
     paths = write_report(state, args.out)
     for path in paths:
@@ -308,7 +306,6 @@ def run_bench(
     catalogue: Catalogue,
     drill_id: str,
     deadline: float,
-    share: float,
     args: argparse.Namespace,
 ) -> None:
     left = deadline - time.monotonic()
@@ -318,7 +315,7 @@ def run_bench(
         state.notes.append(f"bench {drill_id}: not run, the time for benches was used up")
         log(f"bench {drill_id}: skipped (time)")
         return
-    timeout = min(BENCH_TIMEOUT_S, max(45.0, left * share))
+    timeout = min(BENCH_TIMEOUT_S, left)
     log(f"bench {drill_id} (solutions), up to {timeout:.0f} s")
     report = bench.bench_drill(
         catalogue,
@@ -327,9 +324,10 @@ def run_bench(
         verify=False,
         compile=not args.no_compile and _compiles(args, drill_id),
         timeout=timeout,
-        on_progress=lambda line: print(f"    {line}", flush=True),
+        on_progress=lambda line: log(f"    {drill_id}: {line}"),
     )
-    state.benches[drill_id] = report
+    with state.lock:
+        state.benches[drill_id] = report
     log(
         f"bench {drill_id}: {report.status} in {report.duration:.0f} s"
         + (f" ({report.message})" if report.message and not report.timed else "")
@@ -396,38 +394,93 @@ def check_columns(
             log(f"independent {mode} {drill_id} {case.label}: {found.get('us') or found}")
 
 
-def run_coach(
+def run_timed(
     state: State,
     catalogue: Catalogue,
     drill_ids: list[str],
     deadline: float,
     args: argparse.Namespace,
+    benching: bool,
+    coaching: bool,
 ) -> None:
-    """Bench every perf target one after another (they time the GPU) while time is left."""
+    """The benches and the perf coach, `--timed-workers` processes at once.
+
+    Their untimed work (starting, importing torch, compiling kernels and torch.compile's graphs,
+    making inputs) overlaps; every timed stretch holds the card's lock (tutor.bench.gpu_lock),
+    so no two of them time at once and nothing else the report runs uses the card meanwhile.
+    The longest drills start first, so that none of them is left alone at the end.
+    """
+    from tutor.bench.gpu_lock import LOCK_ENV
+    from tutor.warm import WarmPool
+
+    os.environ[LOCK_ENV] = str(catalogue.paths.state_dir / "gpu-timing.lock")
+    catalogue.paths.state_dir.mkdir(parents=True, exist_ok=True)
+    pool = None
+    if coaching:
+        # started after the lock is named: the coach's bench processes are forked from it
+        pool = WarmPool.for_course(catalogue.paths, cpu=False)
+        pool.ready.wait(180)
+    jobs = []
+    if benching:
+        weight = {d: len(catalogue.drill(d).bench) for d in drill_ids}
+        for drill_id in sorted(drill_ids, key=lambda d: -weight[d]):
+            jobs.append(
+                (
+                    f"bench {drill_id}",
+                    lambda d=drill_id: run_bench(state, catalogue, d, deadline, args),
+                )
+            )
+    if coaching:
+        for drill_id in drill_ids:
+            jobs.append(
+                (
+                    f"coach {drill_id}",
+                    lambda d=drill_id: run_coach(state, catalogue, d, deadline, args, pool),
+                )
+            )
+
+    def job_step(job) -> None:
+        name, action = job
+        _step(state, name, action)
+        write_report(state, args.out)
+
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, args.timed_workers)) as workers:
+            list(workers.map(job_step, jobs))
+    finally:
+        if pool is not None:
+            pool.close()
+        os.environ.pop(LOCK_ENV, None)
+
+
+def run_coach(
+    state: State,
+    catalogue: Catalogue,
+    drill_id: str,
+    deadline: float,
+    args: argparse.Namespace,
+    pool,
+) -> None:
+    """Bench one drill's perf targets, each in a process forked from the GPU's warm `pool`."""
     from dataclasses import asdict as as_dict
 
     from tutor.perfcheck import check_perf
-    from tutor.warm import WarmPool
 
-    pool = WarmPool.for_course(catalogue.paths, cpu=False)
-    pool.ready.wait(180)
-    try:
-        for drill_id in drill_ids:
-            if time.monotonic() > deadline:
-                state.notes.append(f"coach {drill_id}: not run (time)")
-                continue
-            for row in check_perf(catalogue, [drill_id], warm=pool):
-                log(f"coach {row.drill}/{row.file}: {row.got} ({'ok' if row.ok else 'NOT ok'})")
-                with state.lock:
-                    state.coach.append(as_dict(row))
-            write_report(state, args.out)
-    finally:
-        pool.close()
+    if time.monotonic() > deadline:
+        state.notes.append(f"coach {drill_id}: not run (time)")
+        return
+    for row in check_perf(catalogue, [drill_id], warm=pool):
+        log(f"coach {row.drill}/{row.file}: {row.got} ({'ok' if row.ok else 'NOT ok'})")
+        with state.lock:
+            state.coach.append(as_dict(row))
 
 
 def run_verdicts(
     state: State, catalogue: Catalogue, deadline: float, args: argparse.Namespace
 ) -> None:
+    """Every file's verdict on the GPU (a process each, `--gpu-workers` at once, as a learner's
+    runs are) and on the CPU interpreter (a drill's files in one child, as `tutor dev check
+    --cpu` proves them), side by side."""
     os.environ.setdefault("OMP_NUM_THREADS", "2")  # many interpreter runs share the cores
     from tutor.warm import WarmPool
 
@@ -436,41 +489,51 @@ def run_verdicts(
     for pool in pools.values():
         pool.ready.wait(180)  # else the runs simply go cold
 
-    def check(target: devcheck.Target, on_cpu: bool) -> None:
-        key = (target.drill, target.name)
+    def record(target: devcheck.Target, on_cpu: bool, verdict: Verdict) -> None:
         tag, table = ("cpu", state.cpu) if on_cpu else ("gpu", state.gpu)
-        limit = CPU_TEST_TIMEOUT_S if on_cpu else GPU_TEST_TIMEOUT_S
+        mark = {True: "as expected", False: "NOT as expected", None: ""}[verdict.ok]
+        log(f"{tag} {target.drill}/{target.name}: {verdict.text} {mark} ({verdict.duration:.1f} s)")
+        with state.lock:
+            table[(target.drill, target.name)] = verdict
+
+    def check_on_gpu(target: devcheck.Target) -> None:
         left = deadline - time.monotonic()
         if left < 10:
             verdict = Verdict("not run", message="the time budget was used up")
         else:
             try:
                 runner = Runner(
-                    catalogue, force_cpu=on_cpu, timeout=min(limit, left), warm=pools[on_cpu]
+                    catalogue,
+                    force_cpu=False,
+                    timeout=min(GPU_TEST_TIMEOUT_S, left),
+                    warm=pools[False],
                 )
                 verdict = verdict_of(target, runner.run(target.drill, str(target.path)))
             except Exception as exc:  # noqa: BLE001
                 verdict = Verdict("error", message=f"{type(exc).__name__}: {exc}")
-        mark = {True: "as expected", False: "NOT as expected", None: ""}[verdict.ok]
-        log(f"{tag} {target.drill}/{target.name}: {verdict.text} {mark} ({verdict.duration:.1f} s)")
-        with state.lock:
-            table[key] = verdict
-        if tag == "gpu":
-            write_report(state, args.out)
+        record(target, False, verdict)
 
-    with (
-        ThreadPoolExecutor(max_workers=max(1, args.cpu_workers)) as cpu_pool,
-        ThreadPoolExecutor(max_workers=max(1, args.gpu_workers)) as gpu_pool,
-    ):
+    def prove_on_cpu() -> None:
+        runner = Runner(catalogue, force_cpu=True, timeout=CPU_TEST_TIMEOUT_S, warm=pools[True])
+        for target, result in devcheck.prove(runner, state.targets, jobs=args.cpu_workers):
+            if result is None:
+                verdict = Verdict("not run", message=devcheck.judge(target, None).message, ok=False)
+            else:
+                verdict = verdict_of(target, result)
+            record(target, True, verdict)
+
+    with ThreadPoolExecutor(max_workers=max(1, args.gpu_workers) + 1) as workers:
         jobs = []
+        if not args.skip_cpu:
+            jobs.append(workers.submit(prove_on_cpu))
         if not args.skip_gpu:
             # The solutions first: they matter most if time runs short.
             ordered = sorted(state.targets, key=lambda t: t.name != "solution")
-            jobs += [gpu_pool.submit(check, t, False) for t in ordered]
-        if not args.skip_cpu:
-            jobs += [cpu_pool.submit(check, t, True) for t in state.targets]
-        for job in jobs:
+            jobs += [workers.submit(check_on_gpu, t) for t in ordered]
+        for number, job in enumerate(jobs):
             job.result()
+            if number % 20 == 0:
+                write_report(state, args.out)
     for pool in pools.values():
         pool.close()
 

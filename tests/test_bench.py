@@ -646,8 +646,9 @@ def test_gpu_report_survives_a_failing_bench_and_writes_its_files(
         ]
     )
     assert code == 0
-    assert [c[:3] for c in calls] == [("t1", "solutions", False), ("t2", "solutions", False)]
-    assert all(45 <= c[3] <= 300 for c in calls)
+    # side by side, so in no set order
+    assert sorted(c[:3] for c in calls) == [("t1", "solutions", False), ("t2", "solutions", False)]
+    assert all(20 <= c[3] <= 300 for c in calls)
     (md,) = (tmp_path / "out").glob("*.md")
     assert md.name == "bench-t1-t2.md"  # named by what the run covers
     text = md.read_text()

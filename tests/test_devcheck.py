@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -288,7 +289,7 @@ def test_a_batch_gives_each_file_what_a_run_of_its_own_gives(catalogue, tmp_path
     """On the CPU dev check runs a drill's files in one child (tutor.harness.batch): each test's
     outcome, diagnosis and words are those a run of the file alone gives. A file that ends the
     process, or runs past the time limit, leaves itself and the files after it to runs of their
-    own, which name the crash and the hang."""
+    own, which name the crash and the hang. Each file's time is that of its own session."""
     from tutor.runner import Runner
     from tutor.warm import WarmPool
 
@@ -303,8 +304,13 @@ def test_a_batch_gives_each_file_what_a_run_of_its_own_gives(catalogue, tmp_path
         pool.ready.wait(timeout=120)  # else the runs go cold: slower, the same results
         # A time limit 30 times what one of these files takes on a quiet machine.
         runner = Runner(catalogue, force_cpu=True, warm=pool, timeout=5)
+        started = time.monotonic()
         batch = runner.run_batch("t0", [str(t.path) for t in work])
+        took = time.monotonic() - started
         assert list(batch) == [str(t.path) for t in work[:3]]  # the files before the exit
+        # each file's time is its own session's: none is nothing, together no more than all
+        assert all(run.duration > 0 for run in batch.values())
+        assert sum(run.duration for run in batch.values()) <= took
 
         def seen(result):
             tests = [(t.id, t.outcome, t.diagnosis, t.message, t.where) for t in result.tests]

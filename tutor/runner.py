@@ -195,14 +195,14 @@ class Runner:
         there is one. The result has the files whose session ran to its end; the others (the
         child died, or the batch ran past its limits) are left for `run`, one by one."""
         paths = self.catalogue.paths
-        folds: dict[str, Fold] = {}
+        sessions: list[tuple[str, Fold, float]] = []  # each file's, with when it began
         current: list[Fold] = []
 
         def feed_event(line: bytes) -> None:
             event = decode(line)
             if isinstance(event, BatchFile):
                 current[:] = [Fold(r.RunResult(drill_id, event.impl, RunStatus.SETUP_ERROR))]
-                folds[event.impl] = current[0]
+                sessions.append((event.impl, current[0], time.monotonic()))
             elif event is not None and current:
                 current[0].apply(event)
 
@@ -216,10 +216,13 @@ class Runner:
             warm=self.warm,
         )
         results = {}
-        for impl, fold in folds.items():
+        ends = [began for _, _, began in sessions[1:]] + [time.monotonic()]
+        for (impl, fold, start), end in zip(sessions, ends, strict=True):
+            # a session lasts until the next one begins
             if fold.exitstatus is not None and impl in impls:
                 settle(fold, fold.exitstatus)
                 fold.result.warm = ended.warm
+                fold.result.duration = round(end - start, 2)
                 results[impl] = fold.result
         return results
 

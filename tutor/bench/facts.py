@@ -28,6 +28,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from tutor.bench.gpu_lock import exclusive
+
 MAX_INTS = 24  # integer arguments kept per launch (block sizes, lengths, strides)
 MMA = re.compile(r"\b(?:wgmma|mma)\.")  # a tensor-core instruction in the PTX
 # The GPU's exponential is 2^x (ex2.approx). tl.exp2 compiles to its flush-to-zero form
@@ -164,17 +166,18 @@ def call_facts(call: Callable[[], Any]) -> dict[str, Any]:
     """
     import torch
 
-    with recorded_launches() as launches:
-        call()
-        torch.cuda.synchronize()
-    facts: dict[str, Any] = {"launches": launches, "kernels": [], "profile_error": None}
-    try:
-        kernels = profiled_kernels(call)
-    except Exception as exc:  # noqa: BLE001 - the launches alone still say a lot
-        facts["profile_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+    with exclusive():
+        with recorded_launches() as launches:
+            call()
+            torch.cuda.synchronize()
+        facts: dict[str, Any] = {"launches": launches, "kernels": [], "profile_error": None}
+        try:
+            kernels = profiled_kernels(call)
+        except Exception as exc:  # noqa: BLE001 - the launches alone still say a lot
+            facts["profile_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            return facts
+        triton_names = {launch.get("kernel") for launch in launches}
+        for kernel in kernels:
+            kernel["triton"] = kernel["name"] in triton_names
+        facts["kernels"] = kernels
         return facts
-    triton_names = {launch.get("kernel") for launch in launches}
-    for kernel in kernels:
-        kernel["triton"] = kernel["name"] in triton_names
-    facts["kernels"] = kernels
-    return facts

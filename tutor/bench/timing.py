@@ -12,6 +12,8 @@ import statistics
 from collections.abc import Callable
 from typing import Any
 
+from tutor.bench.gpu_lock import exclusive
+
 MATMUL_SIZE = 8192  # the matmul anchor: bf16 [8192, 8192] @ [8192, 8192], random values
 COPY_BYTES = 2 * 2**30  # the copy anchor: a 2 GiB tensor copied to another
 GRAPH_CALLS = 200  # kernel calls captured in one CUDA graph
@@ -34,10 +36,11 @@ def median_ms(fn: Callable[[], Any]) -> float:
     """do_bench's median in ms, on triton 3.x (return_mode) or an older one (quantiles)."""
     from triton.testing import do_bench
 
-    if "return_mode" in inspect.signature(do_bench).parameters:
-        return float(do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, return_mode="median"))
-    result = do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, quantiles=[0.5])
-    return float(result[0] if isinstance(result, (list, tuple)) else result)
+    with exclusive():
+        if "return_mode" in inspect.signature(do_bench).parameters:
+            return float(do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, return_mode="median"))
+        result = do_bench(fn, warmup=WARMUP_MS, rep=REP_MS, quantiles=[0.5])
+        return float(result[0] if isinstance(result, (list, tuple)) else result)
 
 
 def l2_bytes() -> int:
@@ -65,30 +68,31 @@ def graph_us(
     """
     import torch
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up on a side stream, as capture asks
-        for k in range(3):
-            call(k)
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for k in range(calls):
-            call(k)
-    graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(replays):
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
+    with exclusive():
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):  # warm-up on a side stream, as capture asks
+            for k in range(3):
+                call(k)
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for k in range(calls):
+                call(k)
         graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1000.0 / calls)
-    del graph
-    return statistics.median(times)
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(replays):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            graph.replay()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1000.0 / calls)
+        del graph
+        return statistics.median(times)
 
 
 def _cuda_healthy() -> bool:
