@@ -71,6 +71,7 @@ WARM_WORKERS = 12  # torch.compile processes at once while the verdicts run
 LARGE_TARGET_PCT = 85.0
 DECODE_TARGET_US = 1.0
 COMPILE_SLACK = 0.03  # a reference may be this much slower than torch.compile (issue 27)
+WHOLE_REPORT_S = 540.0  # the whole course's report, verdicts, benches and coach, in one run
 
 
 def log(message: str) -> None:
@@ -130,6 +131,7 @@ class State:
     independent: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     coach: list[dict[str, Any]] = field(default_factory=list)  # tutor.perfcheck rows
     notes: list[str] = field(default_factory=list)
+    finished: float | None = None  # the run's length, once it is done
     lock: threading.Lock = field(default_factory=threading.Lock)  # guards the tables
     write_lock: threading.Lock = field(default_factory=threading.Lock)  # one writer at a time
 
@@ -241,7 +243,8 @@ def main(argv: list[str] | None = None) -> int:
             "benches and coach",
             lambda: run_timed(state, catalogue, drill_ids, deadline, args, benching, coaching),
         )
-    log(f"done in {state.elapsed:.0f} s")
+    state.finished = state.elapsed
+    log(f"done in {state.finished:.0f} s")
     paths = write_report(state, args.out)
     for path in paths:
         log(f"wrote {path}")
@@ -792,6 +795,21 @@ def targets(state: State) -> list[dict[str, Any]]:
                     if row.graph_us is None or launch_graph is None
                     else row.graph_us <= launch_graph + DECODE_TARGET_US,
                 )
+    if state.finished is not None and not state.options.get("drills"):
+        # the whole course in one run: every file's verdict on both sides, every bench, the coach
+        verdicts = sum(v.ok is not None for v in [*state.gpu.values(), *state.cpu.values()])
+        benched = sum(report.timed for report in state.benches.values())
+        drills = len({target.drill for target in state.targets})
+        add(
+            "the report",
+            f"every file's verdict, every drill benched, the coach, in {WHOLE_REPORT_S / 60:.0f} "
+            "min",
+            f"{state.finished:.0f} s; {verdicts} of {2 * len(state.targets)} verdicts, "
+            f"{benched} of {drills} drills benched, {len(state.coach)} coach rows",
+            state.finished <= WHOLE_REPORT_S
+            and verdicts == 2 * len(state.targets)
+            and benched == drills > 0,
+        )
     return found
 
 
