@@ -3,7 +3,7 @@
 
     python scripts/gpu_report.py --out "$OUT"
         [--drills t3,f3] [--skip-cpu] [--skip-gpu] [--skip-bench] [--no-compile]
-        [--budget 480] [--gpu-workers 8] [--cpu-workers 4] [--timed-workers 4]
+        [--budget 480] [--gpu-workers 12] [--cpu-workers 4] [--timed-workers 4]
 
 1. Verdicts: every drill's tests against its solution and against every file in
    drills/mutants/<drill>/, on the GPU and on the CPU interpreter side by side. A mutant's name,
@@ -169,8 +169,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--gpu-workers",
         type=int,
-        default=8,
-        help="GPU test runs at once (default 8; 1 = one after another)",
+        default=12,
+        help="GPU test runs at once (default 12; 1 = one after another)",
     )
     parser.add_argument(
         "--cpu-workers", type=int, default=4, help="drills proven at once on the CPU interpreter"
@@ -410,17 +410,13 @@ def run_timed(
 
     Their untimed work (starting, importing torch, compiling kernels and torch.compile's graphs,
     making inputs) overlaps; every timed stretch holds the card's lock (tutor.bench.gpu_lock),
-    so no two of them time at once and nothing else the report runs uses the card meanwhile.
+    so no two of them time at once (every bench of the course names the same lock).
     The longest drills start first, so that none of them is left alone at the end.
     """
-    from tutor.bench.gpu_lock import LOCK_ENV
     from tutor.warm import WarmPool
 
-    os.environ[LOCK_ENV] = str(catalogue.paths.state_dir / "gpu-timing.lock")
-    catalogue.paths.state_dir.mkdir(parents=True, exist_ok=True)
     pool = None
     if coaching:
-        # started after the lock is named: the coach's bench processes are forked from it
         pool = WarmPool.for_course(catalogue.paths, cpu=False)
         pool.ready.wait(180)
     jobs = []
@@ -453,7 +449,6 @@ def run_timed(
     finally:
         if pool is not None:
             pool.close()
-        os.environ.pop(LOCK_ENV, None)
 
 
 def run_coach(
@@ -472,7 +467,8 @@ def run_coach(
     if time.monotonic() > deadline:
         state.notes.append(f"coach {drill_id}: not run (time)")
         return
-    for row in check_perf(catalogue, [drill_id], warm=pool):
+    left = max(20.0, deadline - time.monotonic())
+    for row in check_perf(catalogue, [drill_id], warm=pool, timeout=left):
         log(f"coach {row.drill}/{row.file}: {row.got} ({'ok' if row.ok else 'NOT ok'})")
         with state.lock:
             state.coach.append(as_dict(row))

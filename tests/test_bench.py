@@ -339,6 +339,7 @@ out = sys.argv[sys.argv.index("--out") + 1]
 mode = {mode!r}
 if mode == "lang":
     print("[bench] language " + os.environ.get("TUTOR_LANG", "not given"), flush=True)
+    print("[bench] lock " + os.environ.get("TUTOR_GPU_LOCK", "not given"), flush=True)
 if mode == "sleep":
     print("[bench] starting", flush=True)
     time.sleep(60)
@@ -399,6 +400,42 @@ def test_the_bench_process_is_told_the_learners_language(catalogue, tmp_path):
     finally:
         i18n.activate("en")
     assert "[bench] language zh" in lines  # so the coach's findings are written in Chinese
+    # every bench of the course times under one lock (tutor.bench.gpu_lock)
+    assert f"[bench] lock {catalogue.paths.state_dir / 'gpu-timing.lock'}" in lines
+
+
+@pytest.mark.parametrize("locked", [True, False])
+def test_compile_columns_start_together_only_under_the_cards_lock(monkeypatch, tmp_path, locked):
+    """With the lock named, every case's torch.compile process starts as the bench begins (their
+    start-up overlaps the bench's own timings); without it, each runs when its case asks, so
+    nothing else uses the card while the bench times."""
+    import threading
+
+    started, release = [], threading.Event()
+
+    def fake_isolated(case, recipe_path, mode, graph):
+        started.append(case.label)
+        release.wait(30)
+        return {"us": 1.0, "label": case.label}
+
+    monkeypatch.setattr(bench_child, "isolated", fake_isolated)
+    if locked:
+        monkeypatch.setenv("TUTOR_GPU_LOCK", str(tmp_path / "gpu.lock"))
+    else:
+        monkeypatch.delenv("TUTOR_GPU_LOCK", raising=False)
+    cases = [BenchCase("softmax", {"m": 64, "n": n}, "bfloat16") for n in (8, 16, 32)]
+    column = bench_child._CompileColumn(cases, tmp_path / "t2.py")
+    try:
+        deadline = time.monotonic() + 30
+        while locked and len(started) < len(cases) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert sorted(started) == (sorted(c.label for c in cases) if locked else [])
+        release.set()
+        assert [column.result(c)["label"] for c in cases] == [c.label for c in cases]
+        assert len(started) == len(cases)  # each case's process ran once
+    finally:
+        release.set()
+        column.close()
 
 
 def test_a_bench_process_that_runs_too_long_is_stopped(catalogue, tmp_path):

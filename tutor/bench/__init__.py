@@ -28,6 +28,7 @@ from typing import Any
 from tutor import cells, i18n
 from tutor import progress as p
 from tutor.bench.explain import coach_lines, facts_table
+from tutor.bench.gpu_lock import LOCK_ENV, LOCK_FILE
 from tutor.bench.occupancy import occupancy
 from tutor.bench.rules import Side
 from tutor.catalogue import Catalogue
@@ -282,6 +283,8 @@ def _run_child(
             **i18n.child_env(),  # the coach's findings, in the learner's language
         )
         env.pop("TRITON_INTERPRET", None)  # timings need the real GPU
+        # one timed stretch on the card at a time, whatever else of the course benches
+        env.setdefault(LOCK_ENV, str(catalogue.paths.state_dir / LOCK_FILE))
         package_parent = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(
             [package_parent] + [x for x in env.get("PYTHONPATH", "").split(os.pathsep) if x]

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from tutor import i18n
+from tutor.bench.gpu_lock import LOCK_ENV
 from tutor.bench.timing import (
     _copy_gbps,
     _cuda_healthy,
@@ -199,23 +200,25 @@ def bench_cases(
     else:
         report["notes"].append(f"no reference solution at {ref_path}")
         modules["reference"] = None
-    for number, case in enumerate(cases):
-        log(f"case {number + 1}/{len(cases)}: {case.label}")
-        try:
-            if case.function not in recipes:
-                raise ValueError(f"{recipe_path.name} has no recipe for {case.function}")
-            report["rows"].append(
-                _bench_case(
-                    case, recipes[case.function], modules, report, with_compile, recipe_path
+    compiles = _CompileColumn(cases if with_compile else [], recipe_path)
+    try:
+        for number, case in enumerate(cases):
+            log(f"case {number + 1}/{len(cases)}: {case.label}")
+            try:
+                if case.function not in recipes:
+                    raise ValueError(f"{recipe_path.name} has no recipe for {case.function}")
+                report["rows"].append(
+                    _bench_case(case, recipes[case.function], modules, report, compiles)
                 )
-            )
-        except Exception as exc:  # noqa: BLE001 - e.g. out of memory making the inputs
-            report["notes"].append(f"{case.label}: not timed: {_short(exc)}")
-            log(f"  not timed: {_short(exc)}")
-        _write(out, report)
-        if not _cuda_healthy():
-            report["notes"].append("the GPU reported an error; later cases were skipped")
-            break
+            except Exception as exc:  # noqa: BLE001 - e.g. out of memory making the inputs
+                report["notes"].append(f"{case.label}: not timed: {_short(exc)}")
+                log(f"  not timed: {_short(exc)}")
+            _write(out, report)
+            if not _cuda_healthy():
+                report["notes"].append("the GPU reported an error; later cases were skipped")
+                break
+    finally:
+        compiles.close()
     _read_facts(report, cases, recipes, modules)
     from tutor.bench.coach import coach_rows
 
@@ -357,8 +360,7 @@ def _bench_case(
     op: Any,
     modules: dict[str, Any],
     report: dict[str, Any],
-    with_compile: bool,
-    recipe_path: Path,
+    compiles: _CompileColumn,
 ) -> dict[str, Any]:
     import torch
 
@@ -405,9 +407,9 @@ def _bench_case(
         # which on a busy host (or a wrapper that does work in Python) is most of a small
         # kernel's time and changes from run to run.
         _graph_times(op, fns, base, row, report["l2_bytes"])
-    if with_compile and _cuda_healthy():
+    if compiles.wanted(case) and _cuda_healthy():
         log("  compile   (in a fresh process: one compile of this shape, dynamic=False)")
-        compiled = isolated(case, recipe_path, "compile", graph=True)
+        compiled = compiles.result(case)
         if compiled.get("us") is not None:
             row["us"]["compile"] = compiled["us"]
             row["compile_s"] = compiled.get("compile_s")
@@ -438,6 +440,45 @@ def _implementations(
         elif module is not None:
             row["errors"][role] = f"defines no {function}"
     return fns
+
+
+class _CompileColumn:
+    """torch.compile's column of each case, timed in a fresh process of its own (isolated).
+
+    With the card's timing lock named (tutor.bench.gpu_lock) the processes start at once, a few
+    at a time, as soon as the bench begins: each takes about 20 s to start, import torch and
+    load its compiled graph, and that overlaps this process's own timings, while every timed
+    stretch still waits for the lock. Without the lock each runs alone when its case asks.
+    """
+
+    AT_ONCE = 4
+
+    def __init__(self, cases: list, recipe_path: Path) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.recipe_path = recipe_path
+        self.labels = {case.label for case in cases}
+        self.pool = None
+        self.started: dict[str, Any] = {}
+        if cases and os.environ.get(LOCK_ENV):
+            self.pool = ThreadPoolExecutor(max_workers=self.AT_ONCE)
+            for case in cases:
+                self.started[case.label] = self.pool.submit(self._run, case)
+
+    def wanted(self, case: Any) -> bool:
+        return case.label in self.labels
+
+    def result(self, case: Any) -> dict[str, Any]:
+        future = self.started.get(case.label)
+        return future.result() if future is not None else self._run(case)
+
+    def close(self) -> None:
+        """Cancel what has not started (a case skipped after a GPU error); let the rest end."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def _run(self, case: Any) -> dict[str, Any]:
+        return isolated(case, self.recipe_path, "compile", graph=True)
 
 
 def isolated(

@@ -1,11 +1,13 @@
 """One timed stretch on the card at a time, across processes: the lock the bench's timings take.
 
-scripts/gpu_report.py runs several bench processes at once so that their untimed work (starting
-Python, importing torch, compiling kernels, making inputs) overlaps; only the stretches that
-time the GPU must not. It names a lock file in $TUTOR_GPU_LOCK, and every timed stretch
-(tutor.bench.timing's do_bench median and CUDA-graph replay, tutor.bench.facts' profiled
-call) holds an exclusive `flock` on it. Without the variable, as in `tutor bench`, where one
-process times alone, `exclusive()` does nothing.
+A bench starts torch.compile's processes while it times its own kernels, and
+scripts/gpu_report.py runs several benches at once, so that their untimed work (starting
+Python, importing torch, compiling, making inputs) overlaps; only the stretches that time the
+GPU must not. `tutor.bench.bench_drill` names the course's lock file (LOCK_FILE in its state
+folder) in $TUTOR_GPU_LOCK for every process of a bench, and every timed stretch
+(tutor.bench.timing's do_bench median and CUDA-graph replay, tutor.bench.facts' profiled call)
+holds an exclusive `flock` on it. Without the variable (a bench child started by hand),
+`exclusive()` does nothing.
 
 The lock is re-entrant within a process (an anchor that times two ways holds it once), and
 the kernel lets it go when its process dies, so a killed bench never leaves the card locked.
@@ -19,6 +21,7 @@ import threading
 from collections.abc import Iterator
 
 LOCK_ENV = "TUTOR_GPU_LOCK"
+LOCK_FILE = "gpu-timing.lock"  # in the course's state folder
 
 _held = threading.local()
 
@@ -37,6 +40,7 @@ def exclusive() -> Iterator[None]:
         return
     import fcntl
 
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
