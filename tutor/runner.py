@@ -305,7 +305,7 @@ class _Collector:
         fold, result = self.fold, self.fold.result
         returncode = ended.returncode
         result.output = self.output.decode("utf-8", "replace")[-OUTPUT_TAIL:]
-        found = [t.diagnosis for t in result.tests if t.failed and t.diagnosis]
+        found = _failed_tests_diagnoses(result)
         hung = fold.running.split("::")[-1] if fold.running else None
         if ended.how == CANCELLED:
             result.status, result.message = RunStatus.CANCELLED, "replaced by a newer run"
@@ -372,6 +372,9 @@ def settle(fold: Fold, returncode: int) -> None:
     else:
         result.status = RunStatus.SETUP_ERROR
         result.message = f"pytest exited with code {returncode} and ran no test"
-    result.diagnoses = dx.most_specific_first(
-        [t.diagnosis for t in result.tests if t.failed and t.diagnosis]
-    )
+    result.diagnoses = dx.most_specific_first(_failed_tests_diagnoses(result))
+
+
+def _failed_tests_diagnoses(result: r.RunResult) -> list[str]:
+    """The diagnoses the failed tests named, in the order they ran."""
+    return [t.diagnosis for t in result.tests if t.failed and t.diagnosis]

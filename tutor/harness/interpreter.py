@@ -902,13 +902,17 @@ def _patch_bf16_conversions(interp: Any) -> None:
     def convert_float(input: Any, input_dtype: Any, output_dtype: Any, rounding_mode: Any) -> Any:
         if rounding_mode is None and input_dtype == tl.bfloat16 and output_dtype == tl.float32:
             bits = np.frombuffer(input.tobytes(), dtype=np.uint16)
-            if not np.any(((bits & 0x7F80) == 0) & ((bits & 0x007F) != 0)):
+            if not any_subnormal(bits, 0x7F80, 0x007F):
                 return (bits.astype(np.uint32) << 16).reshape(input.shape)
         elif rounding_mode is None and input_dtype == tl.float32 and output_dtype == tl.bfloat16:
             bits = np.frombuffer(input.tobytes(), dtype=np.uint32)
-            if not np.any(((bits & 0x7F800000) == 0) & ((bits & 0x007FFFFF) != 0)):
+            if not any_subnormal(bits, 0x7F800000, 0x007FFFFF):
                 return (bits >> 16).astype(np.uint16).reshape(input.shape)
         return original(input, input_dtype, output_dtype, rounding_mode)
+
+    def any_subnormal(bits: Any, exponent: int, mantissa: int) -> bool:
+        """Whether a value has exponent bits 0 and a mantissa that is not 0."""
+        return bool(np.any(((bits & exponent) == 0) & ((bits & mantissa) != 0)))
 
     convert_float.__wrapped__ = original
     interp._convert_float = convert_float
