@@ -124,6 +124,7 @@ class State:
     name: str = "gpu-report"  # the report's file name, without .md / .json (report_name)
     env: dict[str, Any] = field(default_factory=dict)
     targets: list[devcheck.Target] = field(default_factory=list)
+    perf_targets: int = 0  # the files the coach must bench (tutor.perfcheck.perf_targets)
     gpu: dict[tuple[str, str], Verdict] = field(default_factory=dict)
     cpu: dict[tuple[str, str], Verdict] = field(default_factory=dict)
     benches: dict[str, bench.BenchReport] = field(default_factory=dict)
@@ -207,6 +208,9 @@ def main(argv: list[str] | None = None) -> int:
             state.notes.append(f"unknown or unplayable drills ignored: {', '.join(unknown)}")
         drill_ids = [d for d in drill_ids if d in wanted]
     state.targets = [t for d in drill_ids for t in devcheck.targets(catalogue, catalogue.drill(d))]
+    from tutor.perfcheck import perf_targets
+
+    state.perf_targets = sum(len(perf_targets(catalogue, catalogue.drill(d))) for d in drill_ids)
     state.name = free_name(
         DOCS / "reports" / state.date,
         report_name(args, drill_ids, all_drills=[d.id for d in catalogue.drills if not d.coming]),
@@ -801,10 +805,12 @@ def targets(state: State) -> list[dict[str, Any]]:
             f"every file's verdict, every drill benched, the coach, in {WHOLE_REPORT_S / 60:.0f} "
             "min",
             f"{state.finished:.0f} s; {verdicts} of {2 * len(state.targets)} verdicts, "
-            f"{benched} of {drills} drills benched, {len(state.coach)} coach rows",
+            f"{benched} of {drills} drills benched, {len(state.coach)} of {state.perf_targets} "
+            "coach rows",
             state.finished <= WHOLE_REPORT_S
             and verdicts == 2 * len(state.targets)
-            and benched == drills > 0,
+            and benched == drills > 0
+            and len(state.coach) == state.perf_targets > 0,
         )
     return found
 

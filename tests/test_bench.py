@@ -579,6 +579,27 @@ def gpu_report():
     sys.modules.pop("gpu_report", None)
 
 
+def test_the_whole_report_target_needs_every_verdict_bench_and_coach_row(gpu_report, catalogue):
+    state = gpu_report.State(date="2026-01-02", started=time.monotonic(), options={})
+    state.targets = devcheck.targets(catalogue, catalogue.drill("t2"))[:2]
+    for target in state.targets:
+        for table in (state.gpu, state.cpu):
+            table[(target.drill, target.name)] = gpu_report.Verdict(RunStatus.PASSED, ok=True)
+    state.benches["t2"] = _report(_row())
+    state.perf_targets, state.finished = 2, 300.0
+    state.coach = [{"drill": "t2", "ok": True}]
+
+    def whole():
+        (row,) = [t for t in gpu_report.targets(state) if t["case"] == "the report"]
+        return row
+
+    assert whole()["met"] is False and "1 of 2 coach rows" in whole()["measured"]
+    state.coach.append({"drill": "t2", "ok": True})
+    assert whole()["met"] is True
+    state.finished = gpu_report.WHOLE_REPORT_S + 1
+    assert whole()["met"] is False
+
+
 def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
     state = gpu_report.State(date="2026-01-02", started=time.monotonic(), options={"budget": 480})
     state.env = {"device": "NVIDIA H200", "driver": "570.1", "torch": "2.11", "triton": "3.6"}
