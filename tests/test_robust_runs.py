@@ -160,6 +160,36 @@ def test_however_the_tutor_ends_no_process_of_its_run_is_left(
         assert words in err and "Traceback" not in err
 
 
+def test_dev_check_stopped_mid_batch_ends_at_once_with_every_process_of_its_runs(course, tmp_path):
+    """`tutor dev check` runs a drill's files in a child of a worker thread (a batch on the
+    CPU): SIGTERM in the middle of a hanging file ends the tutor and the batch at once, not
+    when the file's time limit (120 s) would have."""
+    path, mark, flag = _learner(tmp_path, hang=True)
+    hanging = course.mutants("t3") / f"{dx.KERNEL_HANG}__spawns_and_spins.py"
+    hanging.write_text(path.read_text())
+    tutor = subprocess.Popen(
+        [sys.executable, "-m", "tutor", "--root", str(course.root), "dev", "check", "t3", "--cpu"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        _wait_for(flag)
+        tutor.send_signal(signal.SIGTERM)
+        try:
+            tutor.wait(timeout=30)  # a fraction of the file's own limit
+        except subprocess.TimeoutExpired:
+            pytest.fail("tutor dev check waited for its runs after SIGTERM")
+        assert _gone_within(lambda: _sleepers(mark)), [p.info for p in _sleepers(mark)]
+        _, err = tutor.communicate(timeout=30)
+    finally:
+        if tutor.poll() is None:
+            tutor.kill()
+    assert tutor.returncode == 128 + signal.SIGTERM
+    assert "stopped by SIGTERM" in err and "Traceback" not in err
+
+
 EATS_MEMORY = """
 import time, torch
 

@@ -180,10 +180,10 @@ class _NoRuns:
 
     force_cpu = True
 
-    def run_batch(self, drill_id, impls):
+    def run_batch(self, drill_id, impls, cancel=None):
         return {}
 
-    def run(self, drill_id, impl):
+    def run(self, drill_id, impl="mine", *, on_event=None, cancel=None):
         return None
 
 

@@ -189,11 +189,14 @@ class Runner:
         result.message = "; ".join(m for m in (note, result.message) if m)
         return result
 
-    def run_batch(self, drill_id: str, impls: list[str]) -> dict[str, r.RunResult]:
+    def run_batch(
+        self, drill_id: str, impls: list[str], cancel: threading.Event | None = None
+    ) -> dict[str, r.RunResult]:
         """The drill's tests on each of `impls`, the course's own files (tutor dev check), in
         one child, a session for each (tutor.harness.batch), forked from the warm process when
         there is one. The result has the files whose session ran to its end; the others (the
-        child died, or the batch ran past its limits) are left for `run`, one by one."""
+        child died, the batch ran past its limits or `cancel` was set) are left for `run`, one
+        by one."""
         paths = self.catalogue.paths
         sessions: list[tuple[str, Fold, float]] = []  # each file's, with when it began
         current: list[Fold] = []
@@ -211,6 +214,7 @@ class Runner:
             cwd=paths.root,
             env=self._child_env(),
             timeout=self.timeout * len(impls),
+            cancel=cancel,
             on_events=feed_event,
             memory_limit=self.memory_limit,
             warm=self.warm,

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -435,14 +436,18 @@ def prove(
     workers = jobs or max(1, min(4, os.cpu_count() or 1))
     runnable = [t for t in work if not t.stale]
     batched = runs_on_cpu(runner.force_cpu)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    # The runs go on in worker threads, which a signal to the tutor never reaches: when the
+    # caller stops (Ctrl-C, SIGTERM, or it stops asking), they are cancelled, not waited out.
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=workers)
+    try:
         if batched:
             files: dict[str, list[str]] = {}
             for target in runnable:
                 files.setdefault(target.drill, []).append(str(target.path))
-            runs = {d: pool.submit(runner.run_batch, d, paths) for d, paths in files.items()}
+            runs = {d: pool.submit(runner.run_batch, d, paths, stop) for d, paths in files.items()}
         else:
-            runs = {t: pool.submit(runner.run, t.drill, str(t.path)) for t in runnable}
+            runs = {t: pool.submit(runner.run, t.drill, str(t.path), cancel=stop) for t in runnable}
         for target in work:
             if target.stale:
                 yield target, None
@@ -452,8 +457,11 @@ def prove(
                 continue
             result = runs[target.drill].result().get(str(target.path))
             if result is None:  # its session did not end in the batch
-                result = runner.run(target.drill, str(target.path))
+                result = runner.run(target.drill, str(target.path), cancel=stop)
             yield target, result
+    finally:
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def as_json(findings: list[Finding]) -> dict:
