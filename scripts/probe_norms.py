@@ -138,6 +138,19 @@ def add_rmsnorm_row(
 
 
 @triton.jit
+def silu_and_mul_flat(x_ptr, out_ptr, d, total, BLOCK: tl.constexpr):
+    """silu_and_mul over the output flattened to one index, as torch.compile writes it: a
+    program's BLOCK outputs may span two rows."""
+    idx = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = idx < total
+    row = idx // d
+    col = idx - row * d
+    gate = tl.load(x_ptr + row * 2 * d + col, mask=mask, other=0.0).to(tl.float32)
+    up = tl.load(x_ptr + row * 2 * d + d + col, mask=mask, other=0.0).to(tl.float32)
+    tl.store(out_ptr + idx, (gate * tl.sigmoid(gate) * up).to(out_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
 def _empty(x_ptr):
     pass
 
@@ -276,6 +289,62 @@ def decode_section(rows: list, t: int, h: int, device: str, dtype) -> None:
                 )  # fmt: skip
 
 
+def silu_section(rows: list, t: int, d: int, device: str, dtype) -> None:
+    """f3's silu_and_mul at a decode shape: the solution's kernel at other block sizes and warp
+    counts, and a flattened one-index kernel, beside torch.compile, inputs rotated."""
+    f3 = load_solution("f3_fused_norm_act")
+    gpu = device == "cuda"
+    case = f"silu_and_mul t={t} d={d}"
+    inputs = Rotated(
+        lambda: (
+            torch.randn(t, 2 * d, device=device, dtype=dtype),
+            torch.empty(t, d, device=device, dtype=dtype),
+        ),
+        3 * t * d * x_size(dtype),
+        gpu,
+    )
+    x0, out0 = inputs.sets[0]
+    gate, up = x0.float().chunk(2, dim=-1)
+    want = gate * torch.sigmoid(gate) * up
+
+    def record(variant: str, call, check: bool = True) -> None:
+        out0.zero_()
+        call(*inputs.sets[0])
+        if check and not torch.allclose(out0.float(), want, atol=2e-2, rtol=2e-2):
+            rows.append({"case": case, "variant": variant, "us": None, "note": "WRONG"})
+            print(f"{case:<24} {variant:<40} WRONG", flush=True)
+            return
+        us = inputs.time(call)
+        rows.append({"case": case, "variant": variant, "us": us})
+        print(f"{case:<24} {variant:<40} {us if us is None else round(us, 2)}", flush=True)
+
+    if gpu:
+        sys.path.insert(0, str(ROOT / "drills" / "bench"))
+        from f3 import silu_and_mul_eager
+
+        compiled = torch.compile(silu_and_mul_eager, dynamic=False)
+        record("torch.compile", lambda x, out: compiled(x), check=False)
+    record("solution, as called", lambda x, out: f3.silu_and_mul(x), check=False)
+    for block in (256, 512, 1024, 2048, 4096):
+        for warps in (1, 2, 4, 8):
+            if block < 32 * warps * 2:
+                continue
+            grid = (t, triton.cdiv(d, block))
+            record(
+                f"2-D block={block} warps={warps}",
+                lambda x, out: f3._silu_and_mul_kernel[grid](
+                    x, out, 2 * d, d, d, BLOCK_SIZE=block, num_warps=warps
+                ),
+            )
+            flat_grid = (triton.cdiv(t * d, block),)
+            record(
+                f"flat block={block} warps={warps}",
+                lambda x, out: silu_and_mul_flat[flat_grid](
+                    x, out, d, t * d, BLOCK=block, num_warps=warps
+                ),
+            )
+
+
 def pairs_section(rows: list, m: int, n: int, compile_first: bool) -> None:
     """t3's two wrappers against torch.compile at one shape, each allocating its output as a
     caller sees it, in the order asked: is the gap between them the same in every process?"""
@@ -319,6 +388,7 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="CPU interpreter, outputs only")
     parser.add_argument("--pairs", action="store_true", help="only t3's wrappers against compile")
     parser.add_argument("--compile-first", action="store_true", help="with --pairs: compile first")
+    parser.add_argument("--silu", action="store_true", help="only f3's silu_and_mul at T=16")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     if args.check and os.environ.get("TRITON_INTERPRET") != "1":
@@ -329,9 +399,12 @@ def main() -> int:
     rows: list = []
     if args.pairs:
         pairs_section(rows, 4096, 1000, args.compile_first)
+    elif args.silu:
+        silu_section(rows, *((3, 300) if args.check else (16, 14336)), device, dtype)
     elif args.check:
         layer_norm_section(rows, 9, 100, device, dtype)
         decode_section(rows, 3, 100, device, dtype)
+        silu_section(rows, 3, 300, device, dtype)
     else:
         layer_norm_section(rows, 4096, 1000, device, dtype)
         decode_section(rows, 16, 4096, device, dtype)
