@@ -389,8 +389,9 @@ def attention_section(table: Table, device: str, shapes) -> None:
 
 def sustained(table: Table, tag: str, q, k, v, causal: bool, m3, flops: float) -> None:
     """SDPA and the solution in graphs of 200 calls, as the bench times them, where the rows
-    above use graphs of a few milliseconds: under seconds of load the card lowers its clock,
-    and the two kernels need not lose the same share."""
+    above use graphs of a few milliseconds: the bench's numbers for attention are lower than
+    the probe's, the solution's more than SDPA's (from different runs), as if the card lowered
+    its clock under sustained load. Both timings in one run say whether it does."""
     from tutor.bench.timing import GRAPH_CALLS, graph_us
 
     calls = {
