@@ -21,6 +21,12 @@ MAX_BLOCK_N = 65536
 # an H200. Measured there (M = 4096, N = 8192, bf16; % of copy bandwidth): 2 programs of 8 warps
 # without the prefetch 58.8%, 1 program of 32 warps with it 79.4%.
 PROGRAMS_PER_SM = 1
+# Rows of up to SHORT_ROW columns take two programs per SM: one short row's dy and x (2 x 4 KB at
+# 2048 bf16 columns) are too few bytes in flight to keep the SM's memory pipe busy. On an H200
+# (M = 4096, N = 2048, bf16, CUDA graph): 1 program 31.9 us, 2 programs 26.2, 4 programs 30.9;
+# torch.compile 29.3. At N = 8192 a second program costs time (60.2 -> 66.3 us).
+SHORT_ROW = 2048
+SHORT_ROW_PROGRAMS_PER_SM = 2
 # Up to 32 warps (1024 threads, the most one program can have) for one row of N columns.
 MAX_NUM_WARPS = 32
 # On the CPU interpreter programs run one after another; a few suffice to exercise the pattern.
@@ -109,7 +115,7 @@ def rms_norm_backward(
     block_n = triton.next_power_of_2(n_cols)
     if block_n > MAX_BLOCK_N:
         raise ValueError(f"rows of {n_cols} elements do not fit in one program (max {MAX_BLOCK_N})")
-    n_programs = min(_programs(x.device), n_rows)
+    n_programs = min(_programs(x.device, block_n), n_rows)
     rows_per_program = triton.cdiv(n_rows, n_programs)
     dx = torch.empty((n_rows, n_cols), dtype=x.dtype, device=x.device)
     dw_partial = torch.empty((n_programs, n_cols), dtype=torch.float32, device=x.device)
@@ -134,10 +140,17 @@ def rms_norm_backward(
     return dx, dw
 
 
-def _programs(device: torch.device) -> int:
+def _programs(device: torch.device, block_n: int) -> int:
+    """How many programs share the rows: a few per SM on the GPU, CPU_PROGRAMS on the CPU."""
     if device.type == "cuda":
-        return PROGRAMS_PER_SM * torch.cuda.get_device_properties(device).multi_processor_count
+        sms = torch.cuda.get_device_properties(device).multi_processor_count
+        return _programs_per_sm(block_n) * sms
     return CPU_PROGRAMS
+
+
+def _programs_per_sm(block_n: int) -> int:
+    """Two for short rows, one otherwise (see SHORT_ROW)."""
+    return SHORT_ROW_PROGRAMS_PER_SM if block_n <= SHORT_ROW else PROGRAMS_PER_SM
 
 
 def _num_warps(block_n: int) -> int:
