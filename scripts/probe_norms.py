@@ -151,6 +151,29 @@ def silu_and_mul_flat(x_ptr, out_ptr, d, total, BLOCK: tl.constexpr):
 
 
 @triton.jit
+def silu_and_mul_const(
+    x_ptr,
+    out_ptr,
+    x_row_stride: tl.constexpr,
+    out_row_stride: tl.constexpr,
+    d: tl.constexpr,
+    BLOCK_SIZE: tl.constexpr,
+):
+    """f3's silu_and_mul kernel with d and the row strides compile-time constants, as
+    torch.compile bakes them in (t3's row kernels gained 0.8 µs that way)."""
+    row_idx = tl.program_id(0).to(tl.int64)
+    offsets = tl.program_id(1) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < d
+    x_row = x_ptr + row_idx * x_row_stride
+    gate = tl.load(x_row + offsets, mask=mask, other=0.0).to(tl.float32)
+    up = tl.load(x_row + d + offsets, mask=mask, other=0.0).to(tl.float32)
+    out = gate * tl.sigmoid(gate) * up
+    tl.store(
+        out_ptr + row_idx * out_row_stride + offsets, out.to(out_ptr.dtype.element_ty), mask=mask
+    )
+
+
+@triton.jit
 def _empty(x_ptr):
     pass
 
@@ -333,6 +356,12 @@ def silu_section(rows: list, t: int, d: int, device: str, dtype) -> None:
             record(
                 f"2-D block={block} warps={warps}",
                 lambda x, out: f3._silu_and_mul_kernel[grid](
+                    x, out, 2 * d, d, d, BLOCK_SIZE=block, num_warps=warps
+                ),
+            )
+            record(
+                f"2-D block={block} warps={warps} constexpr d, strides",
+                lambda x, out: silu_and_mul_const[grid](
                     x, out, 2 * d, d, d, BLOCK_SIZE=block, num_warps=warps
                 ),
             )
