@@ -196,6 +196,16 @@ class Rotated:
         n = len(self.sets)
         return graph_us(lambda k: call(*self.sets[k % n]))
 
+    def record(self, rows: list, case: str, variant: str, call, right: bool) -> None:
+        """Add `call`'s row, timed; a wrong output gets a WRONG row and is not timed."""
+        if not right:
+            rows.append({"case": case, "variant": variant, "us": None, "note": "WRONG"})
+            print(f"{case:<24} {variant:<40} WRONG", flush=True)
+            return
+        us = self.time(call)
+        rows.append({"case": case, "variant": variant, "us": us})
+        print(f"{case:<24} {variant:<40} {us if us is None else round(us, 2)}", flush=True)
+
 
 def layer_norm_section(rows: list, m: int, n: int, device: str, dtype) -> None:
     import torch.nn.functional as F
@@ -218,13 +228,8 @@ def layer_norm_section(rows: list, m: int, n: int, device: str, dtype) -> None:
 
     def record(variant: str, call, check: bool = True) -> None:
         call(*inputs.sets[0])
-        if check and not torch.allclose(y0.float(), ref, atol=2e-2, rtol=2e-2):
-            rows.append({"case": case, "variant": variant, "us": None, "note": "WRONG"})
-            print(f"{case:<24} {variant:<40} WRONG", flush=True)
-            return
-        us = inputs.time(call)
-        rows.append({"case": case, "variant": variant, "us": us})
-        print(f"{case:<24} {variant:<40} {us if us is None else round(us, 2)}", flush=True)
+        right = not check or torch.allclose(y0.float(), ref, atol=2e-2, rtol=2e-2)
+        inputs.record(rows, case, variant, call, right)
 
     if gpu:
         compiled = torch.compile(lambda x, w, b: F.layer_norm(x, (n,), w, b, 1e-5), dynamic=False)
@@ -281,13 +286,8 @@ def decode_section(rows: list, t: int, h: int, device: str, dtype) -> None:
         x, r, w = (v.clone() for v in inputs.sets[0])
         want = expected(x, r, w)
         call(x, r, w)
-        if not torch.allclose(x.float(), want.float(), atol=2e-2, rtol=2e-2):
-            rows.append({"case": case, "variant": variant, "us": None, "note": "WRONG"})
-            print(f"{case:<24} {variant:<40} WRONG", flush=True)
-            return
-        us = inputs.time(call)
-        rows.append({"case": case, "variant": variant, "us": us})
-        print(f"{case:<24} {variant:<40} {us if us is None else round(us, 2)}", flush=True)
+        right = torch.allclose(x.float(), want.float(), atol=2e-2, rtol=2e-2)
+        inputs.record(rows, case, variant, call, right)
 
     if gpu:
         e = torch.empty(1, device=device)
@@ -333,13 +333,8 @@ def silu_section(rows: list, t: int, d: int, device: str, dtype) -> None:
     def record(variant: str, call, check: bool = True) -> None:
         out0.zero_()
         call(*inputs.sets[0])
-        if check and not torch.allclose(out0.float(), want, atol=2e-2, rtol=2e-2):
-            rows.append({"case": case, "variant": variant, "us": None, "note": "WRONG"})
-            print(f"{case:<24} {variant:<40} WRONG", flush=True)
-            return
-        us = inputs.time(call)
-        rows.append({"case": case, "variant": variant, "us": us})
-        print(f"{case:<24} {variant:<40} {us if us is None else round(us, 2)}", flush=True)
+        right = not check or torch.allclose(out0.float(), want, atol=2e-2, rtol=2e-2)
+        inputs.record(rows, case, variant, call, right)
 
     if gpu:
         sys.path.insert(0, str(ROOT / "drills" / "bench"))
