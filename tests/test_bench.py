@@ -15,6 +15,7 @@ import json
 import math
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -579,25 +580,73 @@ def gpu_report():
     sys.modules.pop("gpu_report", None)
 
 
-def test_the_whole_report_target_needs_every_verdict_bench_and_coach_row(gpu_report, catalogue):
+def test_the_whole_report_target_needs_every_verdict_and_bench_and_the_coach_its_own_rows(
+    gpu_report, catalogue
+):
     state = gpu_report.State(date="2026-01-02", started=time.monotonic(), options={})
     state.targets = devcheck.targets(catalogue, catalogue.drill("t2"))[:2]
     for target in state.targets:
         for table in (state.gpu, state.cpu):
             table[(target.drill, target.name)] = gpu_report.Verdict(RunStatus.PASSED, ok=True)
-    state.benches["t2"] = _report(_row())
-    state.perf_targets, state.finished = 2, 300.0
+    state.perf_targets, state.finished, state.benches_over = 2, 700.0, 300.0
     state.coach = [{"drill": "t2", "ok": True}]
 
-    def whole():
-        (row,) = [t for t in gpu_report.targets(state) if t["case"] == "the report"]
-        return row
+    def row(case):
+        (found,) = [t for t in gpu_report.targets(state) if t["case"] == case]
+        return found
 
-    assert whole()["met"] is False and "1 of 2 coach rows" in whole()["measured"]
-    state.coach.append({"drill": "t2", "ok": True})
-    assert whole()["met"] is True
-    state.finished = gpu_report.WHOLE_REPORT_S + 1
-    assert whole()["met"] is False
+    assert (
+        row("the report")["met"] is False
+        and "0 of 1 drills benched" in row("the report")["measured"]
+    )
+    state.benches["t2"] = _report(_row())
+    assert row("the report")["met"] is True  # the coach ran on past 9 min: not the report's time
+    state.benches_over = gpu_report.WHOLE_REPORT_S + 1
+    assert row("the report")["met"] is False
+    assert row("the perf coach")["met"] is False and "1 of 2" in row("the perf coach")["measured"]
+    state.coach.append({"drill": "t2", "ok": False})
+    assert row("the perf coach")["met"] is False  # every row, and every row as expected
+    state.coach[-1]["ok"] = True
+    assert row("the perf coach")["met"] is True
+
+
+def test_the_reports_coach_judges_the_solution_on_the_bench_it_already_ran(
+    gpu_report, catalogue, monkeypatch
+):
+    """The report benches every solution before the coach runs; the coach benches only the
+    slow kernels and reads the solution's verdict off that bench (16 fewer benches a report)."""
+    from tutor.perfcheck import check_perf
+
+    state = gpu_report.State(date="2026-01-02", started=time.monotonic(), options={})
+    solution_bench = _report(_row(perf=[{"id": "spills", "text": "x"}], perf_verdict="spills"))
+    state.benches["t2"] = solution_bench
+    state.benched["t2"] = threading.Event()
+    state.benched["t2"].set()
+    benched = []
+
+    def bench_drill(catalogue, drill_id, impl, **options):
+        benched.append(Path(impl).name)
+        return bench.BenchReport(drill_id, impl, BenchStatus.ERROR, "no GPU here")
+
+    monkeypatch.setattr(bench, "bench_drill", bench_drill)
+    rows = check_perf(catalogue, ["t2"], made=lambda t: gpu_report._solution_bench(state, t))
+    solution = next(row for row in rows if row.file == devcheck.SOLUTION)
+    assert solution.got == "spills" and not solution.ok  # judged on the report handed over
+    assert len(benched) == len(rows) - 1 and all("solution" not in name for name in benched)
+
+    state.benches["t2"] = bench.BenchReport("t2", "x", BenchStatus.ERROR, "stopped")
+    rows = check_perf(catalogue, ["t2"], made=lambda t: gpu_report._solution_bench(state, t))
+    assert len(benched) == 2 * len(rows) - 1  # a bench that timed nothing is run again
+
+    state.benches["t2"] = solution_bench
+    before = len(benched)
+    late = check_perf(
+        catalogue,
+        ["t2"],
+        made=lambda t: gpu_report._solution_bench(state, t),
+        deadline=time.monotonic() - 1,
+    )
+    assert [row.file for row in late] == [devcheck.SOLUTION] and len(benched) == before
 
 
 def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):

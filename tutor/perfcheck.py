@@ -15,6 +15,7 @@ The rows go to scripts/gpu_report.py's `coach` list as {drill, file, expected, g
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,8 +109,15 @@ def check_perf(
     on_row: Callable[[PerfRow], None] | None = None,
     on_report: Callable[[PerfTarget, bench.BenchReport], None] | None = None,
     timeout: float = PERF_TIMEOUT_S,
+    made: Callable[[PerfTarget], bench.BenchReport | None] | None = None,
+    deadline: float | None = None,
 ) -> list[PerfRow]:
-    """Bench every perf target of the drills asked for (all by default), one at a time."""
+    """Bench every perf target of the drills asked for (all by default), one at a time.
+
+    `made` may hand over a bench already run for a target (the GPU report benches every
+    solution before the coach runs): that target is judged on it instead of benched again.
+    Past `deadline` (time.monotonic()) no bench starts, and none runs beyond it: the rows
+    judged by then are returned, the targets left have none."""
     chosen = (
         [catalogue.drill(d) for d in drill_ids]
         if drill_ids
@@ -118,17 +126,22 @@ def check_perf(
     rows = []
     for drill in chosen:
         for target in perf_targets(catalogue, drill):
-            report = bench.bench_drill(
-                catalogue,
-                drill.id,
-                str(target.path),
-                verify=False,
-                compile=False,
-                cases=[str(n) for n in target.cases],
-                timeout=timeout,
-                warm=warm,
-                gpu=True,
-            )
+            report = made(target) if made is not None else None
+            left = timeout if deadline is None else min(timeout, deadline - time.monotonic())
+            if report is None and left <= 0:
+                return rows
+            if report is None:
+                report = bench.bench_drill(
+                    catalogue,
+                    drill.id,
+                    str(target.path),
+                    verify=False,
+                    compile=False,
+                    cases=[str(n) for n in target.cases],
+                    timeout=left,
+                    warm=warm,
+                    gpu=True,
+                )
             if on_report is not None:
                 on_report(target, report)
             row = judge(target, report)
