@@ -18,7 +18,10 @@
    now finds its kernels compiled) and CUDA-graph times.
 3. The perf coach (tutor dev check --gpu's half that needs a GPU, tutor.perfcheck): every slow
    but correct kernel (drills/mutants/<drill>/perf-*) benched at its case must get its perf
-   diagnosis first, and every solution none; the rows go under `coach` in the JSON.
+   diagnosis first, and every solution none (read off step 2's bench of it); the rows go under
+   `coach` in the JSON. The coach gets what is left of --budget: on an H200 the verdicts and
+   benches take about 400 s, the coach's 44 rows about 280 more, so a second call with
+   `--skip-cpu --skip-gpu --skip-bench --drills <those left>` proves the rest.
    Benches and coach run `--timed-workers` processes at once: their set-up overlaps, and each
    timed stretch holds the card's lock (tutor.bench.gpu_lock), so no two time at once.
 4. docs/reports/<date>/<what>.md (card, driver, versions, anchors, verdicts, the coach, bench

@@ -2,7 +2,7 @@
 """Probe what m1's matmul and m3's attention gain from descriptor (TMA) loads, persistent
 programs and the fused-attention tutorial's arithmetic, against cuBLAS and SDPA (issue 27).
 
-    python scripts/probe_tma.py [--only matmul,attention,attention-rounds] [--out DIR]
+    python scripts/probe_tma.py [--only matmul,skinny,attention,attention-rounds] [--out DIR]
     python scripts/probe_tma.py --check      # every variant's output against torch, on the CPU
 
 Each variant is a kernel of this file, not a change to the drills' solutions: the winners are
@@ -161,6 +161,141 @@ def matmul_section(table: Table, device: str, shapes) -> None:
                     ok,
                     flops=flops,
                 )
+
+
+# --- skinny matmul (a decode step's few rows): more programs than N / 64 tiles --------------
+
+
+@triton.jit
+def matmul_split_k(
+    a_desc,
+    b_desc,
+    part_ptr,
+    M,
+    N,
+    K,
+    K_SPLIT,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+):
+    """One (tile, K slice) per program: its fp32 partial sum goes to part[slice] ([S, M, N]).
+
+    M = 16 rows against N = 4096 columns make N / BLOCK_N = 64 tiles, under half of an H200's
+    132 SMs, while the whole cost is streaming b once (32 MB); slicing K gives each tile
+    several programs, and a second kernel adds the slices (deterministic, unlike atomics)."""
+    tile = tl.program_id(0)
+    part = tl.program_id(1)
+    pid_n = tile % tl.cdiv(N, BLOCK_N)
+    pid_m = tile // tl.cdiv(N, BLOCK_N)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(part * K_SPLIT, tl.minimum((part + 1) * K_SPLIT, K), BLOCK_K):
+        a = a_desc.load([pid_m * BLOCK_M, k])
+        b = b_desc.load([k, pid_n * BLOCK_N])
+        acc = tl.dot(a, b, acc)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    inside = (offs_m[:, None] < M) & (offs_n[None, :] < N)
+    ptrs = part_ptr + (part * M + offs_m[:, None]).to(tl.int64) * N + offs_n[None, :]
+    tl.store(ptrs, acc, mask=inside)
+
+
+@triton.jit
+def sum_parts(part_ptr, c_ptr, elements, PARTS: tl.constexpr, BLOCK: tl.constexpr):
+    """c = the sum of the PARTS slices of part ([PARTS, elements] fp32), in c's dtype."""
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < elements
+    total = tl.zeros((BLOCK,), dtype=tl.float32)
+    for part in tl.static_range(PARTS):
+        total += tl.load(part_ptr + part * elements + offs, mask=inside, other=0.0)
+    tl.store(c_ptr + offs, total.to(c_ptr.dtype.element_ty), mask=inside)
+
+
+def skinny_section(table: Table, device: str, shapes) -> None:
+    """Few rows: one program per 16 x BLOCK_N tile (narrower tiles, more programs) against the
+    same tiles with K sliced over 2-8 programs and summed by a second kernel."""
+    for m, n, k in shapes:
+        a = torch.randn(m, k, device=device, dtype=ref_sweep.DTYPE)
+        b = torch.randn(k, n, device=device, dtype=ref_sweep.DTYPE)
+        c = torch.empty(m, n, device=device, dtype=ref_sweep.DTYPE)
+        ref = a.float() @ b.float()
+        flops = 2 * m * n * k
+        tag = f"skinny matmul {m}x{n}x{k}"
+        scale = ref.abs().max().item()
+
+        def ok():
+            return (c.float() - ref).abs().max().item() <= 2e-2 * scale
+
+        if device == "cuda":
+            measure(table, tag, "cuBLAS", lambda: torch.matmul(a, b, out=c), flops=flops)
+        m1 = ref_sweep.load_solution("m1_matmul")
+        measure(table, tag, "solution", lambda: c.copy_(m1.matmul(a, b)), ok, flops=flops)
+        tiles = [(16, 64, 256, 4, 3), (16, 32, 256, 4, 3), (16, 32, 512, 4, 3), (16, 32, 256, 2, 4)]
+        splits = [(16, 64, 256, 4, 3, 2), (16, 64, 256, 4, 3, 4), (16, 64, 128, 4, 3, 8)]
+        splits += [(16, 32, 256, 4, 3, 2), (16, 128, 128, 4, 3, 4)]
+        if device != "cuda":
+            tiles = [(16, 32, 32, 4, 2)]
+            splits = [(16, 32, 32, 4, 2, 2), (16, 32, 32, 4, 2, 3)]
+        for bm, bn, bk, warps, stages in tiles:
+            c.fill_(float("nan"))  # a variant that writes nothing must not pass on the last one's
+            a_d = TensorDescriptor.from_tensor(a, [bm, bk])
+            b_d = TensorDescriptor.from_tensor(b, [bk, bn])
+            c_d = TensorDescriptor.from_tensor(c, [bm, bn])
+            count = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+            measure(
+                table,
+                tag,
+                f"desc {bm}x{bn}x{bk} w{warps} s{stages}, {count} programs",
+                lambda: matmul_desc[(count,)](
+                    a_d,
+                    b_d,
+                    c_d,
+                    m,
+                    n,
+                    k,
+                    BLOCK_M=bm,
+                    BLOCK_N=bn,
+                    BLOCK_K=bk,
+                    GROUP_M=8,
+                    num_warps=warps,
+                    num_stages=stages,
+                ),
+                ok,
+                flops=flops,
+            )
+        for bm, bn, bk, warps, stages, parts in splits:
+            c.fill_(float("nan"))
+            a_d = TensorDescriptor.from_tensor(a, [bm, bk])
+            b_d = TensorDescriptor.from_tensor(b, [bk, bn])
+            k_split = triton.cdiv(triton.cdiv(k, parts), bk) * bk  # whole K blocks per slice
+            partial = torch.empty(parts, m, n, device=device, dtype=torch.float32)
+            count = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+
+            def split_call():
+                matmul_split_k[(count, parts)](
+                    a_d,
+                    b_d,
+                    partial,
+                    m,
+                    n,
+                    k,
+                    k_split,
+                    BLOCK_M=bm,
+                    BLOCK_N=bn,
+                    BLOCK_K=bk,
+                    num_warps=warps,
+                    num_stages=stages,
+                )
+                sum_parts[(triton.cdiv(m * n, 1024),)](partial, c, m * n, PARTS=parts, BLOCK=1024)
+
+            measure(
+                table,
+                tag,
+                f"split-K {parts} {bm}x{bn}x{bk} w{warps} s{stages}, {count * parts} programs",
+                split_call,
+                ok,
+                flops=flops,
+            )
 
 
 # --- attention: descriptor loads, the tutorial's fused scale, causal programs reversed -------
@@ -413,8 +548,8 @@ def attention_section(table: Table, device: str, shapes) -> None:
         variants += [(1, 1, 0, cfg, 0) for cfg in cfgs]
         if causal:
             variants += [(0, 0, 1, solution_cfg, 0)] + [(1, 1, 1, cfg, 0) for cfg in cfgs[:4]]
-        if seq > 1024 or device != "cuda":
-            variants += [(1, fma, int(causal), cfg, 1) for cfg in ws_cfgs for fma in (0, 1)]
+        # every length: S = 1024 is the furthest from SDPA (78% non-causal)
+        variants += [(1, fma, int(causal), cfg, 1) for cfg in ws_cfgs for fma in (0, 1)]
         for desc, fma, reverse, cfg, ws in variants:
             bm, bn, warps, stages = cfg
             name = (
@@ -469,6 +604,8 @@ def main() -> int:
             else [(4096, 4096, 4096), (16, 4096, 4096)]
         )
         matmul_section(table, device, shapes)
+    if "skinny" in only:
+        skinny_section(table, device, [(16, 96, 160)] if args.check else [(16, 4096, 4096)])
     if "attention" in only:
         shapes = (
             [(1, 2, 80, 64, False), (1, 2, 80, 64, True)]
