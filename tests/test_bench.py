@@ -103,6 +103,29 @@ def _fp32(function: str, shape: dict[str, int]) -> tuple:
     return RECIPES[function].inputs(shape, "float32", seed=3)
 
 
+SHORT_ROW_ELEMENTS = 4096  # a row this short leaves a one-row-per-program kernel little work
+# no model has a vocabulary of 4096: f5's second shape is Llama 2's 32000 instead
+LONG_ROWS_ONLY = {"cross_entropy"}
+
+
+def test_every_row_wise_memory_bound_function_is_benched_where_rows_are_short(catalogue):
+    """#27: besides a large shape, each row-wise memory-bound function has a bench case where a
+    row is short (at most 4096 elements past the row dim) or the rows are a decode batch, the
+    shapes where one row per program leaves the SMs short of work."""
+    short = {}
+    for drill in catalogue.drills:
+        for case in drill.bench:
+            recipe = RECIPES[case.function]
+            if recipe.rows_key is None or recipe.flops is not None:
+                continue  # elementwise, or compute-bound (matmul, attention)
+            if case.function in LONG_ROWS_ONLY:
+                continue
+            width = math.prod(v for k, v in case.shape.items() if k != recipe.rows_key)
+            found = recipe.is_decode(case.shape) or width <= SHORT_ROW_ELEMENTS
+            short[case.function] = short.get(case.function, False) or found
+    assert short and all(short.values()), {f: ok for f, ok in short.items() if not ok}
+
+
 def test_eager_gelu_is_the_tanh_form():
     (x,) = _fp32("gelu_tanh", {"n": 257})
     want = 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
