@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Probe what m1's matmul and m3's attention gain from descriptor (TMA) loads, persistent
-programs and the fused-attention tutorial's arithmetic, against cuBLAS and SDPA (issue 27).
+"""Probe what the tl.dot drills' references gain, against cuBLAS and SDPA (issue 27): m1 from
+descriptor (TMA) loads and persistent programs, and at 16 rows from narrower tiles or split-K;
+m2 from hiding or cheapening its bias + GELU epilogue; m3 from the fused-attention tutorial's
+arithmetic, reversed causal programs and warp specialization.
 
-    python scripts/probe_tma.py [--only matmul,skinny,attention,attention-rounds] [--out DIR]
-    python scripts/probe_tma.py --check      # every variant's output against torch, on the CPU
+    python scripts/probe_tma.py [--only matmul,linear_gelu,skinny,attention,attention-rounds]
+        [--out DIR]
+    TRITON_INTERPRET=1 python scripts/probe_tma.py --check   # every variant against torch, CPU
 
 Each variant is a kernel of this file, not a change to the drills' solutions: the winners are
 then written into the solutions by hand, in their style. Times are GPU µs per call in CUDA-graph
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -155,6 +159,147 @@ def matmul_section(table: Table, device: str, shapes) -> None:
                         **kw,
                         PROGRAMS=programs,
                         FLATTEN=flatten,
+                        num_warps=warps,
+                        num_stages=stages,
+                    ),
+                    ok,
+                    flops=flops,
+                )
+
+
+# --- m2's epilogue: what the bias + GELU after the K loop costs, and what hides it ----------
+
+
+@triton.jit
+def _gelu_tile(acc, b_ptr, offs_n, N, TANH_APPROX: tl.constexpr):
+    v = acc + tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]
+    z = 0.7978845608028654 * (v + 0.044715 * v * v * v)
+    if TANH_APPROX:  # one MUFU instruction, about 2^-11 relative error: below bf16's rounding
+        t = tl.inline_asm_elementwise(
+            "tanh.approx.f32 $0, $1;", "=r,r", [z], dtype=tl.float32, is_pure=True, pack=1
+        )
+        return 0.5 * v * (1.0 + t)
+    return v * tl.sigmoid(2.0 * z)  # the solution's form
+
+
+@triton.jit
+def linear_gelu_probe(
+    x_desc,
+    w_desc,
+    b_ptr,
+    y_desc,
+    M,
+    N,
+    K,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    PROGRAMS: tl.constexpr,
+    FLATTEN: tl.constexpr,
+    TANH_APPROX: tl.constexpr,
+    SUBTILE: tl.constexpr,
+):
+    """y = gelu(x @ w.T + b) by tiles; PROGRAMS < tiles makes it persistent (each program
+    walks tiles PROGRAMS apart, and FLATTEN lets Triton overlap one tile's epilogue with the
+    next one's loads); SUBTILE stores the tile as two halves (y_desc's block is half as wide)."""
+    tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+    for tile in tl.range(tl.program_id(0), tiles, PROGRAMS, flatten=FLATTEN):
+        pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_K)):
+            x = x_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+            w = w_desc.load([pid_n * BLOCK_N, k * BLOCK_K])
+            acc = tl.dot(x, tl.trans(w), acc)
+        if SUBTILE:
+            halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
+            left, right = tl.split(halves)
+            offs = pid_n * BLOCK_N + tl.arange(0, BLOCK_N // 2)
+            y = _gelu_tile(left, b_ptr, offs, N, TANH_APPROX)
+            y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], y.to(y_desc.dtype))
+            y = _gelu_tile(right, b_ptr, offs + BLOCK_N // 2, N, TANH_APPROX)
+            y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N + BLOCK_N // 2], y.to(y_desc.dtype))
+        else:
+            offs = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+            y = _gelu_tile(acc, b_ptr, offs, N, TANH_APPROX)
+            y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], y.to(y_desc.dtype))
+
+
+def linear_gelu_section(table: Table, device: str, shapes) -> None:
+    """m2 at its bench shape: the solution, cuBLAS + torch's GELU, cuBLAS alone (the epilogue's
+    cost is the gap), and the probe kernel one tile per program or persistent, with the
+    solution's sigmoid or tanh.approx, the tile stored whole or in halves."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count if device == "cuda" else 4
+    m2 = ref_sweep.load_solution("m2_linear_act")
+    for m, n, k in shapes:
+        x = torch.randn(m, k, device=device, dtype=ref_sweep.DTYPE)
+        w = torch.randn(n, k, device=device, dtype=ref_sweep.DTYPE) * k**-0.5
+        b = torch.randn(n, device=device, dtype=ref_sweep.DTYPE)
+        y = torch.empty(m, n, device=device, dtype=ref_sweep.DTYPE)
+        ref = F.gelu(F.linear(x.float(), w.float(), b.float()), approximate="tanh")
+        flops = 2 * m * n * k
+        tag = f"linear_gelu {m}x{n}x{k}"
+
+        def ok():
+            return (y.float() - ref).abs().max().item() <= 2e-2 * max(1.0, ref.abs().max().item())
+
+        if device == "cuda":
+            measure(table, tag, "cuBLAS alone", lambda: torch.matmul(x, w.t(), out=y), flops=flops)
+            measure(
+                table,
+                tag,
+                "cuBLAS + torch's gelu",
+                lambda: y.copy_(F.gelu(F.linear(x, w, b), approximate="tanh")),
+                flops=flops,
+            )
+        measure(table, tag, "solution", lambda: y.copy_(m2.linear_gelu(x, w, b)), ok, flops=flops)
+        configs = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4)]
+        if device != "cuda":
+            configs = [(32, 32, 32, 4, 2)]
+        for bm, bn, bk, warps, stages in configs:
+            tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+            for persistent, flatten, approx, subtile in [
+                (0, 0, 0, 0),
+                (0, 0, 1, 0),
+                (0, 0, 0, 1),
+                (1, 0, 0, 0),
+                (1, 1, 0, 0),
+                (1, 1, 1, 1),
+            ]:
+                if approx and device != "cuda":
+                    continue  # inline PTX: the interpreter cannot run it
+                y.fill_(float("nan"))
+                programs = min(sms, tiles) if persistent else tiles
+                x_d = TensorDescriptor.from_tensor(x, [bm, bk])
+                w_d = TensorDescriptor.from_tensor(w, [bn, bk])
+                y_d = TensorDescriptor.from_tensor(y, [bm, bn // 2 if subtile else bn])
+                name = (
+                    f"{bm}x{bn}x{bk} w{warps} s{stages}"
+                    + (" persistent" if persistent else "")
+                    + (" flat" if flatten else "")
+                    + (" tanh.approx" if approx else "")
+                    + (" halves" if subtile else "")
+                )
+                measure(
+                    table,
+                    tag,
+                    name,
+                    lambda: linear_gelu_probe[(programs,)](
+                        x_d,
+                        w_d,
+                        b,
+                        y_d,
+                        m,
+                        n,
+                        k,
+                        BLOCK_M=bm,
+                        BLOCK_N=bn,
+                        BLOCK_K=bk,
+                        GROUP_M=8,
+                        PROGRAMS=programs,
+                        FLATTEN=bool(flatten),
+                        TANH_APPROX=bool(approx),
+                        SUBTILE=bool(subtile),
                         num_warps=warps,
                         num_stages=stages,
                     ),
@@ -591,6 +736,9 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="small shapes, correctness only")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    if args.check and os.environ.get("TRITON_INTERPRET") != "1":
+        print("--check needs TRITON_INTERPRET=1 set before Python starts", file=sys.stderr)
+        return 2
     device = "cpu" if args.check else "cuda"
     if args.check:
         ref_sweep.DTYPE = torch.float32
@@ -604,6 +752,8 @@ def main() -> int:
             else [(4096, 4096, 4096), (16, 4096, 4096)]
         )
         matmul_section(table, device, shapes)
+    if "linear_gelu" in only:
+        linear_gelu_section(table, device, [(96, 160, 64)] if args.check else [(4096, 4096, 4096)])
     if "skinny" in only:
         skinny_section(table, device, [(16, 96, 160)] if args.check else [(16, 4096, 4096)])
     if "attention" in only:
