@@ -686,10 +686,15 @@ def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
         "softmax m=16 n=8192 bfloat16",
         3.5,
         shape={"m": 16, "n": 8192},
+        bytes=524_288,
         large=False,
         decode=True,
         compile_us=3.0,
         errors={},
+    )
+    # few rows, but 64 MB to move (15.7 µs at copy bandwidth): no empty launch comes near it
+    streaming = _row(
+        "softmax m=16 n=2097152 bfloat16", 20.0, shape={"m": 16, "n": 2097152}, decode=True
     )
     graphed = _row(
         "softmax m=4096 n=1000 bfloat16",
@@ -699,7 +704,7 @@ def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
         compile_graph_us=12.0,
         graph_pct_copy=38.4,
     )
-    state.benches["t2"] = _report(_row(), decode, graphed)
+    state.benches["t2"] = _report(_row(), decode, graphed, streaming)
     data = gpu_report.report_json(state)
     text = gpu_report.render_markdown(state, data)
     assert "| t2 | `solution` | pass | pass | mismatch | yes / **no** |" in text
@@ -719,6 +724,8 @@ def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
         "12.00 µs (0.83×) | met |" in text
     )
     assert "| t2 softmax m=16 n=8192 | within 1 µs of an empty launch | 3.5 µs vs 2.9 µs" in text
+    assert "m=16 n=2097152 | within 1 µs of an empty launch" not in text
+    assert "m=16 n=2097152 | as fast as torch.compile" in text
     assert json.loads(json.dumps(data, default=str))["anchors"]["copy_gbps"] == 4273.0
 
 
