@@ -1054,27 +1054,38 @@ def _bench_section(state: State) -> list[str]:
 
 
 def _independent_section(state: State) -> list[str]:
-    """The bench's eager and compile columns beside the same timed in fresh processes."""
+    """The bench's eager and compile columns beside the same timed in fresh processes.
+
+    Eager in a fresh process against eager in the bench's own says how much a process's history
+    (its allocations, its earlier kernels) moves a small shape's time: the bench times the
+    learner's kernel in its own process and torch.compile in a fresh one."""
     if not state.independent:
         return []
     lines = [
         "### The comparison columns, measured independently",
         "",
         "Each shape timed again in a process of its own (tutor.bench.isolated: one compile, "
-        "`dynamic=False`, warmed up, do_bench median). The bench's own compile column comes "
-        "from such a process too; eager is timed in the bench's process.",
+        "`dynamic=False`, warmed up; do_bench median, then in a CUDA graph). The bench's own "
+        "compile column comes from such a process too; eager is timed in the bench's process. "
+        "µs, bench / fresh process.",
         "",
-        "| case | bench eager µs | fresh eager µs | bench compile µs | fresh compile µs |",
+        "| case | eager | eager, graph | compile | compile, graph |",
         "|---|---|---|---|---|",
     ]
     rows = {(d, row.label): row for d, report in state.benches.items() for row in report.rows}
+
+    def pair(bench_us: float | None, fresh_us: float | None) -> str:
+        return f"{_fmt(bench_us, '', 2)} / {_fmt(fresh_us, '', 2)}"
+
     for (drill_id, label), found in state.independent.items():
         row = rows.get((drill_id, label))
         eager, compiled = found.get("eager", {}), found.get("compile", {})
         lines.append(
-            f"| {drill_id} {label} | {_fmt(row.eager_us if row else None, '', 2)} | "
-            f"{_fmt(eager.get('us'), '', 2)} | {_fmt(row.compile_us if row else None, '', 2)} | "
-            f"{_fmt(compiled.get('us'), '', 2)} |"
+            f"| {drill_id} {label} "
+            f"| {pair(row and row.eager_us, eager.get('us'))} "
+            f"| {pair(row and row.eager_graph_us, eager.get('graph_us'))} "
+            f"| {pair(row and row.compile_us, compiled.get('us'))} "
+            f"| {pair(row and row.compile_graph_us, compiled.get('graph_us'))} |"
         )
     return lines + [""]
 

@@ -705,6 +705,10 @@ def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
         graph_pct_copy=38.4,
     )
     state.benches["t2"] = _report(_row(), decode, graphed, streaming)
+    state.independent[("t2", graphed.label)] = {
+        "eager": {"us": 29.0, "graph_us": 9.5},
+        "compile": {"us": 31.0, "graph_us": 11.0},
+    }
     data = gpu_report.report_json(state)
     text = gpu_report.render_markdown(state, data)
     assert "| t2 | `solution` | pass | pass | mismatch | yes / **no** |" in text
@@ -725,6 +729,11 @@ def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
     )
     assert "| t2 softmax m=16 n=8192 | within 1 µs of an empty launch | 3.5 µs vs 2.9 µs" in text
     assert "m=16 n=2097152 | within 1 µs of an empty launch" not in text
+    # each comparison column beside the same timed in a fresh process, graph times too
+    assert (
+        "| t2 softmax m=4096 n=1000 bfloat16 | 131.70 / 29.00 | — / 9.50 | — / 31.00 "
+        "| 12.00 / 11.00 |" in text
+    )
     assert "m=16 n=2097152 | as fast as torch.compile" in text
     assert json.loads(json.dumps(data, default=str))["anchors"]["copy_gbps"] == 4273.0
 
