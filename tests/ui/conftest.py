@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
 from tui_fakes import FakeRunner
 from tui_helpers import Recorder
 
@@ -16,6 +18,17 @@ from tutor.progress import ProgressStore
 from tutor.ui.app import TutorApp
 
 FIXTURE_COURSE = Path(__file__).resolve().parent / "fixtures" / "course"
+
+
+@pytest.fixture(autouse=True)
+def patient_pilot(monkeypatch) -> None:
+    """Every `pilot.pause()` first waits for the screen's widgets to process what is queued, and
+    gives up after 30 s. That bound is Textual's guess; on a CI machine stalled by another
+    worker's heavy test it was once reached by a test that takes 2 s alone. A hang still fails,
+    after 120 s."""
+    monkeypatch.setattr(
+        Pilot, "_wait_for_screen", functools.partialmethod(Pilot._wait_for_screen, timeout=120.0)
+    )
 
 
 @pytest.fixture

@@ -338,7 +338,7 @@ async def test_saving_a_learner_file_reruns_that_drill_and_selects_it(
         mine = small_course.mine("b1_scale.py")
         mine.parent.mkdir(parents=True, exist_ok=True)
         mine.write_text("def scale(x):\n    return x * 2\n")
-        await wait_until(pilot, lambda: recorder.of(RunFinished), "the watched run", timeout=10)
+        await wait_until(pilot, lambda: recorder.of(RunFinished), "the watched run")
         await settle(pilot)
         screen = drill_screen(app)
         assert [c.drill_id for c in runner.calls] == ["b1"]
@@ -358,7 +358,7 @@ async def test_a_save_of_the_drill_on_show_is_run_before_the_code_view_lays_it_o
         mine = small_course.mine("b1_scale.py")
         mine.parent.mkdir(parents=True, exist_ok=True)
         mine.write_text("def scale(x):\n    return x * 2\n")
-        await wait_until(pilot, lambda: recorder.of(RunFinished), "the first run", timeout=10)
+        await wait_until(pilot, lambda: recorder.of(RunFinished), "the first run")
         await settle(pilot)
         screen = drill_screen(app)
         runs_when_laid_out = []
@@ -370,9 +370,7 @@ async def test_a_save_of_the_drill_on_show_is_run_before_the_code_view_lays_it_o
 
         screen._refresh_code = counted
         mine.write_text("def scale(x):\n    return x * 3\n")
-        await wait_until(
-            pilot, lambda: len(recorder.of(RunFinished)) == 2, "the second run", timeout=10
-        )
+        await wait_until(pilot, lambda: len(recorder.of(RunFinished)) == 2, "the second run")
         await settle(pilot)
         assert [c.drill_id for c in runner.calls] == ["b1", "b1"]
         assert runs_when_laid_out and runs_when_laid_out[0] == 2

@@ -37,8 +37,13 @@ def drill_screen(app: TutorApp) -> DrillScreen:
     return next(s for s in app.screen_stack if isinstance(s, DrillScreen))
 
 
+# Upper bounds only, never waited out when things work: a busy CI machine (another worker's
+# run touching its 2 GiB memory limit, say) can stall this process for many seconds.
+WAIT_S = 60.0
+
+
 async def wait_until(
-    pilot: Pilot, condition: Callable[[], object], what: str, timeout: float = 5.0
+    pilot: Pilot, condition: Callable[[], object], what: str, timeout: float = WAIT_S
 ) -> None:
     """Let the app run until `condition()` holds; fail after `timeout` seconds."""
     deadline = time.monotonic() + timeout
