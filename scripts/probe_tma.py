@@ -96,24 +96,31 @@ def matmul_desc_persistent(
         c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
 
 
+def desc_launch(case: ref_sweep.MatmulCase, cfg):
+    """(a call of matmul_desc with one program per tile of `cfg`, its descriptors, its tiles)."""
+    a, b, c = case.a, case.b, case.c
+    (m, k), n = a.shape, b.shape[1]
+    bm, bn, bk, warps, stages = cfg
+    descs = (
+        TensorDescriptor.from_tensor(a, [bm, bk]),
+        TensorDescriptor.from_tensor(b, [bk, bn]),
+        TensorDescriptor.from_tensor(c, [bm, bn]),
+    )
+    tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+    kw = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8)
+
+    def call():
+        matmul_desc[(tiles,)](*descs, m, n, k, **kw, num_warps=warps, num_stages=stages)
+
+    return call, descs, tiles
+
+
 def matmul_section(table: Table, device: str, shapes) -> None:
     sms = torch.cuda.get_device_properties(0).multi_processor_count if device == "cuda" else 4
+    m1 = ref_sweep.load_solution("m1_matmul")
     for m, n, k in shapes:
-        a = torch.randn(m, k, device=device, dtype=ref_sweep.DTYPE)
-        b = torch.randn(k, n, device=device, dtype=ref_sweep.DTYPE)
-        c = torch.empty(m, n, device=device, dtype=ref_sweep.DTYPE)
-        ref = a.float() @ b.float()
-        flops = 2 * m * n * k
-        tag = f"matmul {m}x{n}x{k}"
-        scale = ref.abs().max().item()
-
-        def ok():
-            return (c.float() - ref).abs().max().item() <= 2e-2 * scale
-
-        if device == "cuda":
-            measure(table, tag, "cuBLAS", lambda: torch.matmul(a, b, out=c), flops=flops)
-        m1 = ref_sweep.load_solution("m1_matmul")
-        measure(table, tag, "solution", lambda: c.copy_(m1.matmul(a, b)), ok, flops=flops)
+        case = ref_sweep.matmul_case(table, device, m1, (m, n, k), f"matmul {m}x{n}x{k}", "cuBLAS")
+        tag, flops, ok = case.tag, case.flops, case.ok
         if m <= 64:
             configs = [(16, 64, 256, 4, 3), (16, 64, 256, 4, 4), (16, 128, 128, 4, 4)]
         else:
@@ -125,22 +132,9 @@ def matmul_section(table: Table, device: str, shapes) -> None:
                 (256, 128, 64, 8, 3),
             ]
         for bm, bn, bk, warps, stages in configs:
-            a_d = TensorDescriptor.from_tensor(a, [bm, bk])
-            b_d = TensorDescriptor.from_tensor(b, [bk, bn])
-            c_d = TensorDescriptor.from_tensor(c, [bm, bn])
-            tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+            call, descs, tiles = desc_launch(case, (bm, bn, bk, warps, stages))
             name = f"{bm}x{bn}x{bk} w{warps} s{stages}"
-            kw = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8)
-            measure(
-                table,
-                tag,
-                "desc " + name,
-                lambda: matmul_desc[(tiles,)](
-                    a_d, b_d, c_d, m, n, k, **kw, num_warps=warps, num_stages=stages
-                ),
-                ok,
-                flops=flops,
-            )
+            measure(table, tag, "desc " + name, call, ok, flops=flops)
             if m <= 64:
                 continue
             programs = min(sms, tiles)
@@ -150,13 +144,14 @@ def matmul_section(table: Table, device: str, shapes) -> None:
                     tag,
                     f"persistent{' flat' if flatten else ''} " + name,
                     lambda: matmul_desc_persistent[(programs,)](
-                        a_d,
-                        b_d,
-                        c_d,
+                        *descs,
                         m,
                         n,
                         k,
-                        **kw,
+                        BLOCK_M=bm,
+                        BLOCK_N=bn,
+                        BLOCK_K=bk,
+                        GROUP_M=8,
                         PROGRAMS=programs,
                         FLATTEN=flatten,
                         num_warps=warps,
@@ -359,22 +354,11 @@ def sum_parts(part_ptr, c_ptr, elements, PARTS: tl.constexpr, BLOCK: tl.constexp
 def skinny_section(table: Table, device: str, shapes) -> None:
     """Few rows: one program per 16 x BLOCK_N tile (narrower tiles, more programs) against the
     same tiles with K sliced over 2-8 programs and summed by a second kernel."""
+    m1 = ref_sweep.load_solution("m1_matmul")
     for m, n, k in shapes:
-        a = torch.randn(m, k, device=device, dtype=ref_sweep.DTYPE)
-        b = torch.randn(k, n, device=device, dtype=ref_sweep.DTYPE)
-        c = torch.empty(m, n, device=device, dtype=ref_sweep.DTYPE)
-        ref = a.float() @ b.float()
-        flops = 2 * m * n * k
         tag = f"skinny matmul {m}x{n}x{k}"
-        scale = ref.abs().max().item()
-
-        def ok():
-            return (c.float() - ref).abs().max().item() <= 2e-2 * scale
-
-        if device == "cuda":
-            measure(table, tag, "cuBLAS", lambda: torch.matmul(a, b, out=c), flops=flops)
-        m1 = ref_sweep.load_solution("m1_matmul")
-        measure(table, tag, "solution", lambda: c.copy_(m1.matmul(a, b)), ok, flops=flops)
+        case = ref_sweep.matmul_case(table, device, m1, (m, n, k), tag, "cuBLAS")
+        a, b, c, flops, ok = case.a, case.b, case.c, case.flops, case.ok
         tiles = [(16, 64, 256, 4, 3), (16, 32, 256, 4, 3), (16, 32, 512, 4, 3), (16, 32, 256, 2, 4)]
         splits = [(16, 64, 256, 4, 3, 2), (16, 64, 256, 4, 3, 4), (16, 64, 128, 4, 3, 8)]
         splits += [(16, 32, 256, 4, 3, 2), (16, 128, 128, 4, 3, 4)]
@@ -383,31 +367,9 @@ def skinny_section(table: Table, device: str, shapes) -> None:
             splits = [(16, 32, 32, 4, 2, 2), (16, 32, 32, 4, 2, 3)]
         for bm, bn, bk, warps, stages in tiles:
             c.fill_(float("nan"))  # a variant that writes nothing must not pass on the last one's
-            a_d = TensorDescriptor.from_tensor(a, [bm, bk])
-            b_d = TensorDescriptor.from_tensor(b, [bk, bn])
-            c_d = TensorDescriptor.from_tensor(c, [bm, bn])
-            count = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-            measure(
-                table,
-                tag,
-                f"desc {bm}x{bn}x{bk} w{warps} s{stages}, {count} programs",
-                lambda: matmul_desc[(count,)](
-                    a_d,
-                    b_d,
-                    c_d,
-                    m,
-                    n,
-                    k,
-                    BLOCK_M=bm,
-                    BLOCK_N=bn,
-                    BLOCK_K=bk,
-                    GROUP_M=8,
-                    num_warps=warps,
-                    num_stages=stages,
-                ),
-                ok,
-                flops=flops,
-            )
+            call, _, count = desc_launch(case, (bm, bn, bk, warps, stages))
+            name = f"desc {bm}x{bn}x{bk} w{warps} s{stages}, {count} programs"
+            measure(table, tag, name, call, ok, flops=flops)
         for bm, bn, bk, warps, stages, parts in splits:
             c.fill_(float("nan"))
             a_d = TensorDescriptor.from_tensor(a, [bm, bk])

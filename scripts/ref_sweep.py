@@ -19,6 +19,7 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -561,26 +562,42 @@ def decode_section(table: Table, device: str, t: int) -> None:
             )
 
 
+@dataclass
+class MatmulCase:
+    """One matmul shape's tensors (c the output every variant writes) and its check."""
+
+    a: torch.Tensor
+    b: torch.Tensor
+    c: torch.Tensor
+    tag: str
+    flops: int
+    ok: Callable[[], bool]
+
+
+def matmul_case(
+    table: Table, device: str, m1, shape, tag: str, cublas: str = "cuBLAS (torch.matmul)"
+) -> MatmulCase:
+    """a [M, K] @ b [K, N] in DTYPE, with cuBLAS (on a GPU) and m1's solution timed first."""
+    m, n, k = shape
+    a = torch.randn(m, k, device=device, dtype=DTYPE)
+    b = torch.randn(k, n, device=device, dtype=DTYPE)
+    c = torch.empty(m, n, device=device, dtype=DTYPE)
+    ref = a.float() @ b.float()
+    scale = ref.abs().max().item()
+    case = MatmulCase(
+        a, b, c, tag, 2 * m * n * k, lambda: (c.float() - ref).abs().max().item() <= 2e-2 * scale
+    )
+    if device == "cuda":
+        measure(table, tag, cublas, lambda: torch.matmul(a, b, out=c), flops=case.flops)
+    measure(table, tag, "solution", lambda: c.copy_(m1.matmul(a, b)), case.ok, flops=case.flops)
+    return case
+
+
 def matmul_section(table: Table, device: str, shapes) -> None:
     m1 = load_solution("m1_matmul")
-    dt = DTYPE
     for m, n, k in shapes:
-        a = torch.randn(m, k, device=device, dtype=dt)
-        b = torch.randn(k, n, device=device, dtype=dt)
-        c = torch.empty(m, n, device=device, dtype=dt)
-        ref = a.float() @ b.float()
-        flops = 2 * m * n * k
-        tag = f"matmul {m}x{n}x{k}"
-        scale = ref.abs().max().item()
-
-        def ok():
-            return (c.float() - ref).abs().max().item() <= 2e-2 * scale
-
-        if device == "cuda":
-            measure(
-                table, tag, "cuBLAS (torch.matmul)", lambda: torch.matmul(a, b, out=c), flops=flops
-            )
-        measure(table, tag, "solution", lambda: c.copy_(m1.matmul(a, b)), ok, flops=flops)
+        case = matmul_case(table, device, m1, (m, n, k), f"matmul {m}x{n}x{k}")
+        a, b, c, tag, flops, ok = case.a, case.b, case.c, case.tag, case.flops, case.ok
         if m <= 64:
             configs = [
                 (16, bn, bk, w, s)
