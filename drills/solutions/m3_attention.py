@@ -19,10 +19,12 @@ ones fill the last wave instead of the long ones running alone at the end.
 (DESC): q, k and v are seen as [B * H * S, D] rows and their tiles are loaded through tensor
 descriptors, which Hopper's TMA unit copies into shared memory while the warps compute. The
 rows a block reads past S belong to the next head (or read as 0 past the tensor's end); they
-are masked like padding. On an H200 (b4 h32 s4096 d128 bf16) the descriptor path took 2049 us
-against ~2283 for pointer loads; SDPA took 1848. Every other input takes the pointer loads.
-On Hopper GPUs long non-causal rows also warp-specialize the loop over full key blocks: one
-group of warps loads tiles while the others compute (see _config for the numbers).
+are masked like padding. Every other input takes the pointer loads.
+
+In the full blocks, the scale and the running max are applied to each score in one fused
+multiply-add, s * qk_scale - m, as in Triton's fused-attention tutorial: the max of the raw
+scores times qk_scale is the max of the scaled ones (qk_scale > 0). The masked blocks scale
+first, so that -inf stays -inf. See _config for the measured times.
 """
 
 from __future__ import annotations
@@ -62,13 +64,9 @@ def _attn_fwd_inner(
     CAUSAL: tl.constexpr,
     BLOCK_N: tl.constexpr,
     DESC: tl.constexpr,
-    WARP_SPECIALIZE: tl.constexpr = False,
 ):
-    """Fold key blocks [lo, hi) into (acc, l_i, m_i); MASKED blocks mask padding and j > i.
-
-    WARP_SPECIALIZE splits the program's warps into a producer that issues the next tiles'
-    loads and consumers that multiply and exponentiate, so neither waits on the other."""
-    for start_n in tl.range(lo, hi, BLOCK_N, warp_specialize=WARP_SPECIALIZE):
+    """Fold key blocks [lo, hi) into (acc, l_i, m_i); MASKED blocks mask padding and j > i."""
+    for start_n in range(lo, hi, BLOCK_N):
         offs_n = start_n + tl.arange(0, BLOCK_N)
         kv_mask = offs_n < seq_len
         if DESC:  # [BLOCK_N, HEAD_DIM] tiles of the [B * H * S, HEAD_DIM] rows
@@ -86,16 +84,20 @@ def _attn_fwd_inner(
                 k = tl.load(k_ptrs)
                 v = tl.load(v_ptrs)
 
-        qk = tl.dot(q, k) * qk_scale  # [BLOCK_M, BLOCK_N] scores in log2 units, fp32
+        qk = tl.dot(q, k)  # [BLOCK_M, BLOCK_N] raw scores, fp32
         if MASKED:
             visible = kv_mask[None, :]
             if CAUSAL:
                 visible = visible & (offs_m[:, None] >= offs_n[None, :])
-            qk = tl.where(visible, qk, float("-inf"))
-
-        m_new = tl.maximum(m_i, tl.max(qk, axis=1))  # finite: key 0 of block 0 came first
+            qk = tl.where(visible, qk * qk_scale, float("-inf"))  # log2 units
+            m_new = tl.maximum(m_i, tl.max(qk, axis=1))  # finite: key 0 of block 0 came first
+            qk = qk - m_new[:, None]
+        else:
+            # Scale and subtract the max in one multiply-add per score (module docstring).
+            m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
+            qk = qk * qk_scale - m_new[:, None]
         alpha = tl.exp2(m_i - m_new)  # how much the old terms shrink under the new max
-        p = tl.exp2(qk - m_new[:, None])
+        p = tl.exp2(qk)
         l_i = l_i * alpha + tl.sum(p, axis=1)
         acc = acc * alpha[:, None]
         acc = tl.dot(p.to(v.dtype), v, acc)  # p @ v accumulated into acc in fp32
@@ -132,7 +134,6 @@ def _attn_fwd_kernel(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     DESC: tl.constexpr,
-    WARP_SPECIALIZE: tl.constexpr,
 ):
     block = tl.program_id(0)
     if CAUSAL:  # the query blocks with the most keys first (see the module docstring)
@@ -188,7 +189,6 @@ def _attn_fwd_kernel(
         CAUSAL=CAUSAL,
         BLOCK_N=BLOCK_N,
         DESC=DESC,
-        WARP_SPECIALIZE=WARP_SPECIALIZE,
     )
     acc, l_i, m_i = _attn_fwd_inner(
         acc,
@@ -226,7 +226,6 @@ class Config(NamedTuple):
     block_n: int
     num_warps: int
     num_stages: int
-    warp_specialize: bool = False  # the full key blocks' loop, see _attn_fwd_inner
 
 
 def _config(
@@ -235,9 +234,8 @@ def _config(
     seq_len: int,
     causal: bool,
     descriptors: bool,
-    hopper: bool = False,
 ) -> Config:
-    """The tiles for an H100/H200-class GPU; `hopper` says warp specialization is available.
+    """The tiles for an H100/H200-class GPU.
 
     16-bit inputs: 128 x 64 score tiles as in Triton's fused-attention tutorial, 8 warps for
     D = 128 (a 128 x 128 fp32 accumulator is 64 registers a thread), and 3 stages so the next
@@ -249,30 +247,22 @@ def _config(
     H200, b4 h32 d128 in a CUDA graph: causal S = 4096 1.18 ms against 1.26 ms on 128 x 64;
     S = 1024 158 us against 180 us). Long non-causal rows keep 128 x 64.
 
-    The descriptor path, measured the same way: S = 4096 non-causal 128 x 64 (2049 us), causal
-    128 x 128 (1043 us against 1081 on 64 x 64, with the programs reversed), S = 1024 64 x 64
-    (144 us, causal 95). Long non-causal rows at D = 128 on a Hopper GPU also split the warps
-    (128 x 128 tiles, 8 warps): 1854-2083 us over six runs against 2104 for the best tiles
-    without; in five interleaved rounds this solution took 2103 (median) and SDPA 1885. The
-    split gained nothing for causal rows (1043 against 1035), and Triton 3.6 fails to compile
-    it on 4 warps.
+    The descriptor path with the multiply-add (scripts/probe_tma.py on an H100, an H200 in
+    brackets): long rows at D = 128 take 128 x 128 tiles, S = 4096 1885 us (1891) against
+    2152 (2155) on 128 x 64, causal 1057 (1039) against 1086 (1049) on 64 x 64, programs
+    reversed; SDPA 1702 (1720), causal 929 (940). S = 1024 keeps 64 x 64: 145 us (145), causal
+    95 (95). Triton's warp specialization (tl.range(..., warp_specialize=True)) gained nothing
+    on top: 2025 (2004) us at S = 4096.
     """
     if itemsize == 4:
         return Config(64, 32, 4, 2)
     if descriptors and seq_len > SHORT_SEQ:
-        if causal:
+        if causal or head_dim == 128:
             return Config(128, 128, 8, 3)
-        if hopper and head_dim == 128:
-            return Config(128, 128, 8, 3, warp_specialize=True)
-        return Config(128, 64, (4 if head_dim <= 64 else 8), 3)
+        return Config(128, 64, 4, 3)
     if causal or seq_len <= SHORT_SEQ:
         return Config(64, 64, 4, 3)
     return Config(128, 64, (4 if head_dim <= 64 else 8), 3)
-
-
-def _is_hopper_or_newer(device: torch.device) -> bool:
-    """Warp specialization needs compute capability 9.0 or newer (H100, H200, Blackwell)."""
-    return device.type == "cuda" and torch.cuda.get_device_capability(device)[0] >= 9
 
 
 def _rows_for_descriptors(t: torch.Tensor) -> bool:
@@ -310,8 +300,8 @@ def attention(
     out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
 
     descriptors = q.element_size() == 2 and all(_rows_for_descriptors(t) for t in (q, k, v))
-    block_m, block_n, num_warps, num_stages, warp_specialize = _config(
-        head_dim, q.element_size(), seq_len, causal, descriptors, _is_hopper_or_newer(q.device)
+    block_m, block_n, num_warps, num_stages = _config(
+        head_dim, q.element_size(), seq_len, causal, descriptors
     )
     if descriptors:
         rows = [t.view(batch * n_heads * seq_len, head_dim) for t in (q, k, v)]
@@ -349,7 +339,6 @@ def attention(
         BLOCK_M=block_m,
         BLOCK_N=block_n,
         DESC=descriptors,
-        WARP_SPECIALIZE=warp_specialize,
         num_warps=num_warps,
         num_stages=num_stages,
     )
