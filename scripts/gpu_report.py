@@ -496,6 +496,11 @@ def run_coach(
         state.notes.append(f"coach {drill_id}: not run (time)")
         return
 
+    reports: dict[str, bench.BenchReport] = {}  # file -> its bench, for a miss's evidence
+
+    def keep(target, report: bench.BenchReport) -> None:
+        reports[target.name] = report
+
     def record(row) -> None:
         # judged as it ends: a bench stopped by the report's budget ends at the deadline
         if not row.ok and row.got.startswith("not timed") and time.monotonic() >= deadline - 1:
@@ -503,14 +508,19 @@ def run_coach(
             log(f"coach {row.drill}/{row.file}: cut off (time)")
             return
         log(f"coach {row.drill}/{row.file}: {row.got} ({'ok' if row.ok else 'NOT ok'})")
+        entry = as_dict(row)
+        report = reports.get(row.file)
+        if not row.ok and report is not None:
+            entry["bench"] = report.to_json()  # the times and facts the miss was judged on
         with state.lock:
-            state.coach.append(as_dict(row))
+            state.coach.append(entry)
 
     rows = check_perf(
         catalogue,
         [drill_id],
         warm=pool,
         on_row=record,
+        on_report=keep,
         made=lambda target: _solution_bench(state, target),
         deadline=deadline,
     )

@@ -194,12 +194,15 @@ def linear_gelu_probe(
     FLATTEN: tl.constexpr,
     TANH_APPROX: tl.constexpr,
     SUBTILE: tl.constexpr,
+    GRID_STRIDE: tl.constexpr = False,
 ):
     """y = gelu(x @ w.T + b) by tiles; PROGRAMS < tiles makes it persistent (each program
     walks tiles PROGRAMS apart, and FLATTEN lets Triton overlap one tile's epilogue with the
     next one's loads); SUBTILE stores the tile as two halves (y_desc's block is half as wide)."""
     tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
-    for tile in tl.range(tl.program_id(0), tiles, PROGRAMS, flatten=FLATTEN):
+    # GRID_STRIDE: the step is the launch's grid (a runtime value), not the constexpr PROGRAMS
+    step = tl.num_programs(0) if GRID_STRIDE else PROGRAMS
+    for tile in tl.range(tl.program_id(0), tiles, step, flatten=FLATTEN):
         pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k in range(0, tl.cdiv(K, BLOCK_K)):
@@ -218,6 +221,22 @@ def linear_gelu_probe(
             offs = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
             y = _gelu_tile(acc, b_ptr, offs, N, TANH_APPROX)
             y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], y.to(y_desc.dtype))
+
+
+def m2_kernel_call(m2, x, w, b, y):
+    """A call of the solution's descriptor kernel at its 128x256x64 tiles, one program per tile,
+    descriptors built once (the solution builds them on every call)."""
+    (m, k), n = x.shape, w.shape[0]
+    descs = (
+        TensorDescriptor.from_tensor(x, [128, 64]),
+        TensorDescriptor.from_tensor(w, [256, 64]),
+        b,
+        TensorDescriptor.from_tensor(y, [128, 256]),
+    )
+    grid = (triton.cdiv(m, 128) * triton.cdiv(n, 256),)
+    kw = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=8, PROGRAMS=grid[0])
+    kw.update(num_warps=8, num_stages=3)
+    return lambda: m2._linear_gelu_tma_kernel[grid](*descs, m, n, k, **kw)
 
 
 def linear_gelu_section(table: Table, device: str, shapes) -> None:
@@ -248,18 +267,27 @@ def linear_gelu_section(table: Table, device: str, shapes) -> None:
                 flops=flops,
             )
         measure(table, tag, "solution", lambda: y.copy_(m2.linear_gelu(x, w, b)), ok, flops=flops)
+        # The solution's cost without the copy into y, and its kernel alone on descriptors built
+        # once: which part of the gap to the probe kernel below is the kernel's own.
+        measure(table, tag, "solution, no copy", lambda: m2.linear_gelu(x, w, b), flops=flops)
+        if device == "cuda":
+            measure(
+                table, tag, "solution's kernel", m2_kernel_call(m2, x, w, b, y), ok, flops=flops
+            )
         configs = [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4)]
         if device != "cuda":
             configs = [(32, 32, 32, 4, 2)]
         for bm, bn, bk, warps, stages in configs:
             tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-            for persistent, flatten, approx, subtile in [
-                (0, 0, 0, 0),
-                (0, 0, 1, 0),
-                (0, 0, 0, 1),
-                (1, 0, 0, 0),
-                (1, 1, 0, 0),
-                (1, 1, 1, 1),
+            for persistent, flatten, approx, subtile, stride in [
+                (0, 0, 0, 0, 0),
+                (0, 0, 0, 0, 1),
+                (1, 1, 0, 0, 1),
+                (0, 0, 1, 0, 0),
+                (0, 0, 0, 1, 0),
+                (1, 0, 0, 0, 0),
+                (1, 1, 0, 0, 0),
+                (1, 1, 1, 1, 0),
             ]:
                 if approx and device != "cuda":
                     continue  # inline PTX: the interpreter cannot run it
@@ -274,6 +302,7 @@ def linear_gelu_section(table: Table, device: str, shapes) -> None:
                     + (" flat" if flatten else "")
                     + (" tanh.approx" if approx else "")
                     + (" halves" if subtile else "")
+                    + (" grid-stride" if stride else "")
                 )
                 measure(
                     table,
@@ -295,6 +324,7 @@ def linear_gelu_section(table: Table, device: str, shapes) -> None:
                         FLATTEN=bool(flatten),
                         TANH_APPROX=bool(approx),
                         SUBTILE=bool(subtile),
+                        GRID_STRIDE=bool(stride),
                         num_warps=warps,
                         num_stages=stages,
                     ),
@@ -351,6 +381,18 @@ def sum_parts(part_ptr, c_ptr, elements, PARTS: tl.constexpr, BLOCK: tl.constexp
     tl.store(c_ptr + offs, total.to(c_ptr.dtype.element_ty), mask=inside)
 
 
+def pointer_launch(m1, a, b, c, cfg):
+    """A call of m1's pointer kernel (the solution's path for few rows) at tiles `cfg`."""
+    (m, k), n = a.shape, b.shape[1]
+    bm, bn, bk, warps, stages = cfg
+    grid = (triton.cdiv(m, bm) * triton.cdiv(n, bn),)
+    strides = (*a.stride(), *b.stride(), *c.stride())
+    kw = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, INPUT_PRECISION="tf32")
+    return lambda: m1._matmul_kernel[grid](
+        a, b, c, m, n, k, *strides, **kw, num_warps=warps, num_stages=stages
+    )
+
+
 def skinny_section(table: Table, device: str, shapes) -> None:
     """Few rows: one program per 16 x BLOCK_N tile (narrower tiles, more programs) against the
     same tiles with K sliced over 2-8 programs and summed by a second kernel."""
@@ -370,6 +412,10 @@ def skinny_section(table: Table, device: str, shapes) -> None:
             call, _, count = desc_launch(case, (bm, bn, bk, warps, stages))
             name = f"desc {bm}x{bn}x{bk} w{warps} s{stages}, {count} programs"
             measure(table, tag, name, call, ok, flops=flops)
+        for bm, bn, bk, warps, stages in tiles:
+            c.fill_(float("nan"))
+            name = f"solution's pointer kernel {bm}x{bn}x{bk} w{warps} s{stages}"
+            measure(table, tag, name, pointer_launch(m1, a, b, c, (bm, bn, bk, warps, stages)), ok)
         for bm, bn, bk, warps, stages, parts in splits:
             c.fill_(float("nan"))
             a_d = TensorDescriptor.from_tensor(a, [bm, bk])

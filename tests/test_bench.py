@@ -833,6 +833,9 @@ def test_gpu_report_lists_the_coach_verdict_of_every_perf_target(gpu_report, mon
     }
     assert [row["ok"] for row in coach if row["file"] == "solution"] == [True]
     assert [row["ok"] for row in coach if row["file"] != "solution"] == [False]
+    # a miss keeps the bench it was judged on, to read its times after the GPU is gone
+    (miss,) = [row for row in coach if not row["ok"]]
+    assert miss["bench"]["rows"] and "bench" not in [r for r in coach if r["ok"]][0]
     assert ("t2", "perf-spills__one_warp.py", ["1"]) in benched  # its bench-case: 1 line
     assert "## The perf coach" in (tmp_path / "coach-t2.md").read_text()
 
