@@ -104,6 +104,18 @@ def test_tensor_cores_in_the_ptx_take_the_claim_away():
     assert _first(entry) != "no-tensor-cores"
 
 
+@pytest.mark.parametrize("file", ["perf-small-tiles__32x32.patch", "perf-small-tiles__32x64.patch"])
+def test_small_tiles_are_not_counted_against_a_grid_of_one_program_per_sm(file):
+    # A persistent reference launches one program per SM, each walking several tiles: its
+    # program count says nothing of its tile size ("16384 tiles where the reference uses 132").
+    entry = copy.deepcopy(_entry(file))
+    assert _first(entry) == "small-tiles"
+    row = entry["report"]["rows"][0]
+    for launch in row["facts"]["reference"]["launches"]:
+        launch["programs"] = entry["report"]["limits"]["sms"]
+    assert _first(entry) != "small-tiles"
+
+
 def test_a_host_that_keeps_up_is_not_host_bound():
     entry = copy.deepcopy(_entry("perf-host-bound__chunk_launches.patch"))
     row = entry["report"]["rows"][0]

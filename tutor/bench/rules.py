@@ -254,6 +254,11 @@ def small_tiles(case: Case) -> Finding | None:
     mine, base = case.mine.main, case.baseline.main if case.baseline else None
     if not case.flops or not mine or not base or not mine.get("tensor_cores"):
         return None
+    sms = case.limits.get("sms")
+    if sms and base["programs"] <= sms:
+        # A yardstick with no more programs than SMs may be persistent (each program walking
+        # several tiles): its programs do not count its tiles, so no tile size can be compared.
+        return None
     per, base_per = case.flops / max(mine["programs"], 1), case.flops / max(base["programs"], 1)
     if per * TILE_SHRINK > base_per:
         return None
