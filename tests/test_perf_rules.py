@@ -116,6 +116,35 @@ def test_small_tiles_are_not_counted_against_a_grid_of_one_program_per_sm(file):
     assert _first(entry) != "small-tiles"
 
 
+def _with_dot_tiles(entry: dict, mine: list[int], reference: list[int]) -> dict:
+    entry = copy.deepcopy(entry)
+    facts = entry["report"]["rows"][0]["facts"]
+    for side, tile in (("mine", mine), ("reference", reference)):
+        for launch in facts[side]["launches"]:
+            launch["dot_tiles"] = [tile]
+    return entry
+
+
+def test_small_tiles_read_from_the_ir_hold_against_a_persistent_reference():
+    # With the tiles each tl.dot multiplies (tutor.bench.facts.dot_tiles), a reference of one
+    # program per SM no longer hides how small the learner's tiles are.
+    entry = _with_dot_tiles(_entry("perf-small-tiles__32x32.patch"), [32, 32, 32], [128, 256, 64])
+    for launch in entry["report"]["rows"][0]["facts"]["reference"]["launches"]:
+        launch["programs"] = entry["report"]["limits"]["sms"]
+    finding = _judged(entry)["perf"][0]
+    assert finding["id"] == "small-tiles"
+    numbers = finding["numbers"]
+    assert (numbers["tile"], numbers["ref_tile"]) == ("32x32", "128x256")
+    assert numbers["tile_ratio"] == 32.0 and numbers["load_ratio"] == 5.3
+    assert "32x32" in finding["text"] and "128x256" in finding["text"]
+
+
+def test_tiles_as_large_as_the_reference_are_not_small_however_many_programs():
+    # A kernel that splits K, or walks no tiles at all per program, still multiplies big tiles.
+    entry = _with_dot_tiles(_entry("perf-small-tiles__32x32.patch"), [128, 128, 64], [128, 256, 64])
+    assert _first(entry) != "small-tiles"
+
+
 def test_a_host_that_keeps_up_is_not_host_bound():
     entry = copy.deepcopy(_entry("perf-host-bound__chunk_launches.patch"))
     row = entry["report"]["rows"][0]

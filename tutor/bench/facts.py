@@ -3,8 +3,8 @@
     limits = device_limits()              # the card: SMs, registers, shared memory, warps
     facts = call_facts(lambda: fn(*inputs))
     # {"launches": [{"kernel", "grid", "programs", "n_regs", "n_spills", "shared",
-    #                "num_warps", "num_stages", "tensor_cores", "exp_ops", "exp_denormal",
-    #                "ints"}, ...],
+    #                "num_warps", "num_stages", "tensor_cores", "dot_tiles", "exp_ops",
+    #                "exp_denormal", "ints"}, ...],
     #  "kernels": [{"name", "us", "triton"}, ...]}   # every GPU kernel, torch's included
 
 Runs in the bench process (tutor.bench.child), which has a GPU; everything it returns is plain
@@ -32,6 +32,12 @@ from tutor.bench.gpu_lock import exclusive
 
 MAX_INTS = 24  # integer arguments kept per launch (block sizes, lengths, strides)
 MMA = re.compile(r"\b(?:wgmma|mma)\.")  # a tensor-core instruction in the PTX
+# A tl.dot in the Triton IR: `tt.dot %a, %b, %acc ... : tensor<MxKxbf16> * tensor<KxNxbf16> ->`.
+# Its operands' shapes are the tile the program multiplies, whatever the source names them,
+# and however many tiles each program walks (a persistent kernel's grid says nothing of them).
+DOT = re.compile(
+    r"\btt\.dot\s[^\n]*?:\s*tensor<(\d+)x(\d+)x[a-z]\w*>\s*\*\s*tensor<\d+x(\d+)x[a-z]"
+)
 # The GPU's exponential is 2^x (ex2.approx). tl.exp2 compiles to its flush-to-zero form
 # (ex2.approx.ftz.f32: one instruction); tl.exp(x) to 2^(x * log2 e) through the form that keeps
 # denormal results (ex2.approx.f32), which ptxas wraps in a range check and two multiplies.
@@ -109,10 +115,7 @@ def _launch(kernel: Any, grid: Any, args: tuple) -> dict[str, Any]:
         for name, value in zip(names, args, strict=False)
         if isinstance(value, int) and not isinstance(value, bool)
     }
-    try:
-        ptx = kernel.asm.get("ptx") if hasattr(kernel.asm, "get") else kernel.asm["ptx"]
-    except (KeyError, TypeError):
-        ptx = None
+    ptx, ttir = _asm(kernel, "ptx"), _asm(kernel, "ttir")
     return {
         "kernel": getattr(kernel, "name", None) or getattr(metadata, "name", "?"),
         "grid": dims,
@@ -124,9 +127,31 @@ def _launch(kernel: Any, grid: Any, args: tuple) -> dict[str, Any]:
         "num_stages": getattr(metadata, "num_stages", None),
         "num_ctas": getattr(metadata, "num_ctas", None),
         "tensor_cores": None if ptx is None else bool(MMA.search(ptx)),
+        "dot_tiles": dot_tiles(ttir),
         **exp_facts(ptx),
         "ints": dict(list(ints.items())[:MAX_INTS]),
     }
+
+
+def _asm(kernel: Any, stage: str) -> str | None:
+    """One stage of the compiled kernel's text (`ptx`, `ttir`), or None where it is missing."""
+    try:
+        return kernel.asm.get(stage) if hasattr(kernel.asm, "get") else kernel.asm[stage]
+    except (KeyError, TypeError):
+        return None
+
+
+def dot_tiles(ttir: str | None) -> list[list[int]] | None:
+    """The [M, N, K] of every distinct two-dimensional tl.dot in a kernel's Triton IR, in order
+    (a batched, three-dimensional dot is left out); None without the IR."""
+    if ttir is None:
+        return None
+    found: list[list[int]] = []
+    for m, k, n in DOT.findall(ttir):
+        tile = [int(m), int(n), int(k)]
+        if tile not in found:
+            found.append(tile)
+    return found
 
 
 def exp_facts(ptx: str | None) -> dict[str, int | None]:

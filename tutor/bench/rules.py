@@ -4,7 +4,8 @@
     findings[0].id, findings[0].text   # "spills", "your kernel keeps 96 values per thread ..."
 
 A perf diagnosis is named like a mistake, and claimed only with evidence: the compile facts of
-every launch (registers, spills, shared memory, warps; tutor.bench.facts), what they allow on
+every launch (registers, spills, shared memory, warps, the tiles each tl.dot multiplies;
+tutor.bench.facts), what they allow on
 the card (tutor.bench.occupancy), the kernels each call ran (the profiler), and the measured
 times (GPU time per call in a CUDA graph, and the per-call time that adds the host's launch
 cost). Nothing here reads source text or times anything: these are pure functions of recorded
@@ -254,10 +255,13 @@ def small_tiles(case: Case) -> Finding | None:
     mine, base = case.mine.main, case.baseline.main if case.baseline else None
     if not case.flops or not mine or not base or not mine.get("tensor_cores"):
         return None
+    tile, base_tile = dot_tile(mine), dot_tile(base)
+    if tile and base_tile:
+        return _small_dot_tiles(case, mine, tile, base_tile)
     sms = case.limits.get("sms")
     if sms and base["programs"] <= sms:
-        # A yardstick with no more programs than SMs may be persistent (each program walking
-        # several tiles): its programs do not count its tiles, so no tile size can be compared.
+        # Without the IR's tile shapes, a yardstick with no more programs than SMs may be
+        # persistent (each program walking several tiles): its programs do not count its tiles.
         return None
     per, base_per = case.flops / max(mine["programs"], 1), case.flops / max(base["programs"], 1)
     if per * TILE_SHRINK > base_per:
@@ -273,8 +277,43 @@ def small_tiles(case: Case) -> Finding | None:
         "small-tiles",
         _(
             "{kernel} splits the output into {programs} tiles where the reference uses "
-            "{ref_programs}: each tile does {tile_ratio}x less work, so it reloads its inputs "
-            "that much more often for each multiply-add."
+            "{ref_programs}: each tile does {tile_ratio}x less work, so it loads its inputs "
+            "more often for each multiply-add."
+        ).format(**numbers),
+        numbers,
+    )
+
+
+def dot_tile(launch: dict[str, Any]) -> list[int] | None:
+    """The [M, N, K] of a launch's largest tl.dot output tile, from its Triton IR."""
+    tiles = launch.get("dot_tiles")
+    return max(tiles, key=lambda t: t[0] * t[1]) if tiles else None
+
+
+def _small_dot_tiles(
+    case: Case, mine: dict[str, Any], tile: list[int], base_tile: list[int]
+) -> Finding | None:
+    """small-tiles from the tile shapes each tl.dot multiplies (a persistent grid's too)."""
+    (m, n, _k), (base_m, base_n, _base_k) = tile, base_tile
+    if m * n * TILE_SHRINK > base_m * base_n:
+        return None
+    # An m x n tile reads m + n inputs per step along K for m * n multiply-adds: over the whole
+    # product the inputs are read (1/m + 1/n) * M * N * K times.
+    loads = (1 / m + 1 / n) / (1 / base_m + 1 / base_n)
+    numbers = {
+        **common_numbers(case),
+        "kernel": mine.get("kernel"),
+        "tile": f"{m}x{n}",
+        "ref_tile": f"{base_m}x{base_n}",
+        "tile_ratio": round(base_m * base_n / (m * n), 1),
+        "load_ratio": round(loads, 1),
+    }
+    return Finding(
+        "small-tiles",
+        _(
+            "{kernel} multiplies {tile} output tiles where the reference multiplies "
+            "{ref_tile}: each tile does {tile_ratio}x less work, and over the whole product "
+            "your kernel reads its inputs {load_ratio}x as often."
         ).format(**numbers),
         numbers,
     )
