@@ -139,6 +139,8 @@ class State:
     coach: list[dict[str, Any]] = field(default_factory=list)  # tutor.perfcheck rows
     notes: list[str] = field(default_factory=list)
     finished: float | None = None  # the run's length, once it is done
+    # every step's (start, end) in seconds into the run: where a slow run's time went
+    steps: dict[str, tuple[float, float]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)  # guards the tables
     write_lock: threading.Lock = field(default_factory=threading.Lock)  # one writer at a time
 
@@ -262,7 +264,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _step(state: State, name: str, action) -> None:
-    """Run one step; a failure becomes a note in the report."""
+    """Run one step, its start and end kept; a failure becomes a note in the report."""
+    start = state.elapsed
     try:
         action()
     except Exception as exc:  # noqa: BLE001 - one failure must not cost the rest of the report
@@ -270,6 +273,9 @@ def _step(state: State, name: str, action) -> None:
         state.notes.append(
             f"{name} failed: {type(exc).__name__}: {exc}\n" + traceback.format_exc()[-1500:]
         )
+    finally:
+        with state.lock:
+            state.steps[name] = (round(start, 1), round(state.elapsed, 1))
 
 
 def environment() -> dict[str, Any]:
@@ -773,6 +779,7 @@ def report_json(state: State) -> dict[str, Any]:
         "targets": targets(state),
         "coach": state.coach,
         "notes": state.notes,
+        "steps": {name: list(span) for name, span in state.steps.items()},
     }
 
 
@@ -930,6 +937,7 @@ def render_markdown(state: State, data: dict[str, Any]) -> str:
     lines += coach_section(data["coach"])
     lines += _bench_section(state)
     lines += _target_section(data["targets"])
+    lines += _time_section(data["steps"])
     if state.notes:
         lines += ["## Notes", ""]
         for note in state.notes:
@@ -939,6 +947,16 @@ def render_markdown(state: State, data: dict[str, Any]) -> str:
                 lines += ["", "  ```", *[f"  {line}" for line in rest], "  ```"]
         lines.append("")
     return "\n".join(lines)
+
+
+def _time_section(steps: dict[str, list[float]]) -> list[str]:
+    """Each step's start and length (seconds into the run), the earliest first."""
+    if not steps:
+        return []
+    lines = ["## Time", "", "| step | from s | to s | took s |", "|---|---|---|---|"]
+    for name, (start, end) in sorted(steps.items(), key=lambda item: item[1]):
+        lines.append(f"| {name} | {start:.0f} | {end:.0f} | {end - start:.0f} |")
+    return lines + [""]
 
 
 def _verdict_section(verdicts: list[dict[str, Any]]) -> list[str]:

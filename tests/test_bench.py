@@ -709,8 +709,13 @@ def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
         "eager": {"us": 29.0, "graph_us": 9.5},
         "compile": {"us": 31.0, "graph_us": 11.0},
     }
+    gpu_report._step(state, "verdicts", lambda: None)
+    gpu_report._step(state, "bench t2", lambda: 1 / 0)  # a failed step is timed as well
     data = gpu_report.report_json(state)
     text = gpu_report.render_markdown(state, data)
+    assert set(data["steps"]) == {"verdicts", "bench t2"}
+    assert "| step | from s | to s | took s |" in text and "| bench t2 | 0 | 0 | 0 |" in text
+    assert "bench t2 failed: ZeroDivisionError" in text
     assert "| t2 | `solution` | pass | pass | mismatch | yes / **no** |" in text
     assert "CPU t2/`solution`: failed — differs" in text
     assert "| t2 softmax m=4096 n=8192 | ≥ 85% of copy bandwidth (do_bench) | 86.1% | met |" in text
