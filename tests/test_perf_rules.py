@@ -139,6 +139,14 @@ def test_small_tiles_read_from_the_ir_hold_against_a_persistent_reference():
     assert "32x32" in finding["text"] and "128x256" in finding["text"]
 
 
+def test_a_persistent_kernel_of_small_tiles_is_named_from_its_ir():
+    # One program per SM looks like huge tiles to a count of programs; the IR says 32x32.
+    entry = _with_dot_tiles(_entry("perf-small-tiles__32x32.patch"), [32, 32, 32], [128, 256, 64])
+    for launch in entry["report"]["rows"][0]["facts"]["mine"]["launches"]:
+        launch["programs"] = entry["report"]["limits"]["sms"]
+    assert _first(entry) == "small-tiles"
+
+
 def test_tiles_as_large_as_the_reference_are_not_small_however_many_programs():
     # A kernel that splits K, or walks no tiles at all per program, still multiplies big tiles.
     entry = _with_dot_tiles(_entry("perf-small-tiles__32x32.patch"), [128, 128, 64], [128, 256, 64])
