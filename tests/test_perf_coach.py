@@ -8,6 +8,8 @@ tutor as `tutor bench` reads it.
 
 from __future__ import annotations
 
+import copy
+
 from cli_helpers import tutor
 from recorded import entry, recorded_report
 
@@ -29,6 +31,21 @@ def test_the_bench_text_shows_the_verdict_and_the_facts_side_by_side(catalogue):
     facts = next(line for line in text.splitlines() if "registers / spills" in line)
     assert "255 / 52" in facts and "0" in facts.split("255 / 52")[1]  # yours, then the reference
     assert all(len(line) <= 100 for line in text.splitlines())
+
+
+def test_the_facts_show_each_sides_dot_tiles_where_the_ir_gave_them(catalogue):
+    recorded = copy.deepcopy(entry("m1", "perf-small-tiles__32x32.patch"))
+    facts = recorded["report"]["rows"][0]["facts"]
+    for side, tile in (("mine", [32, 32, 32]), ("reference", [128, 256, 64])):
+        for launch in facts[side]["launches"]:
+            launch["dot_tiles"] = [tile]
+    text = bench.format_report(recorded_report(recorded, catalogue.paths.bench_recipe("m1")))
+    row = next(line for line in text.splitlines() if "tl.dot tiles" in line)
+    assert row.index("32x32x32") < row.index("128x256x64")  # yours, then the reference
+    assert "multiplies 32x32 output tiles where the reference multiplies 128x256" in text
+    # a kernel without tl.dot has no such row beside its other facts
+    softmax = bench.format_report(_report(catalogue, "t2", "perf-spills__one_warp.patch"))
+    assert "registers / spills" in softmax and "tl.dot tiles" not in softmax
 
 
 def test_a_reference_speed_kernel_is_at_the_reference(catalogue):

@@ -88,6 +88,10 @@ def facts_table(row: Any, limits: dict[str, Any]) -> list[str]:
         ),
         (N_("shared memory"), [_kb(launch.get("shared")) for _, launch, _ in sides]),
         (
+            N_("tl.dot tiles (M x N x K)"),
+            [_tiles(launch.get("dot_tiles")) for _, launch, _ in sides],
+        ),
+        (
             N_("programs (grid)"),
             [
                 f"{launch.get('programs', '?')} {tuple(launch.get('grid', []))}"
@@ -121,6 +125,8 @@ def facts_table(row: Any, limits: dict[str, Any]) -> list[str]:
             ],
         ),
     ]
+    # a kernel without tl.dot (or facts read before tiles were) has no tile row
+    rows = [(label, cells) for label, cells in rows if any(cell != "" for cell in cells)]
     head = "  " + cell_width.ljust(_("launch facts"), LABEL_WIDTH)
     head += "".join(cell_width.ljust(title, CELL_WIDTH) for title, _, _ in sides)
     lines = [head]
@@ -131,6 +137,11 @@ def facts_table(row: Any, limits: dict[str, Any]) -> list[str]:
             + "".join(cell_width.ljust(_cut(cell), CELL_WIDTH) for cell in cells)
         )
     return lines
+
+
+def _tiles(tiles: list[list[int]] | None) -> str:
+    """`128x256x64` for each tl.dot the kernel does (attention has two); "" for none."""
+    return ", ".join("x".join(str(d) for d in tile) for tile in tiles or [])
 
 
 def _main(facts: dict[str, Any]) -> dict[str, Any] | None:
