@@ -48,6 +48,17 @@ def test_the_facts_show_each_sides_dot_tiles_where_the_ir_gave_them(catalogue):
     assert "registers / spills" in softmax and "tl.dot tiles" not in softmax
 
 
+def test_the_facts_table_names_what_limits_occupancy_in_the_learners_language(catalogue):
+    report = _report(catalogue, "m1", "perf-small-tiles__32x32.patch")
+    try:
+        i18n.activate("zh")
+        text = bench.format_report(report)
+    finally:
+        i18n.activate("en")
+    row = next(line for line in text.splitlines() if "每个 SM 的 program 数" in line)
+    assert "(寄存器)" in row and "registers" not in row
+
+
 def test_a_reference_speed_kernel_is_at_the_reference(catalogue):
     text = bench.format_report(_report(catalogue, "t0", "solution"))
     assert "add n=67108864: at the reference's speed" in text

@@ -14,7 +14,7 @@ from typing import Any
 
 from tutor import cells as cell_width
 from tutor.bench.occupancy import occupancy
-from tutor.bench.rules import Side
+from tutor.bench.rules import Side, shown
 from tutor.i18n import N_, _
 
 SIDES = (("mine", N_("yours")), ("reference", N_("reference")))
@@ -100,7 +100,7 @@ def facts_table(row: Any, limits: dict[str, Any]) -> list[str]:
         ),
         (
             N_("programs per SM"),
-            [f"{fit.programs_per_sm} ({fit.limiter})" if fit else "?" for fit in fits],
+            [f"{fit.programs_per_sm} ({shown(fit.limiter)})" if fit else "?" for fit in fits],
         ),
         (
             N_("warps on an SM"),
