@@ -133,7 +133,6 @@ class State:
     benches: dict[str, bench.BenchReport] = field(default_factory=dict)
     # drill -> set once its bench is over (or skipped): the coach judges the solution on it
     benched: dict[str, threading.Event] = field(default_factory=dict)
-    benches_over: float | None = None  # seconds into the run when the last bench ended
     # (drill, case label) -> {"eager": row, "compile": row}: each timed again in a fresh process
     independent: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     coach: list[dict[str, Any]] = field(default_factory=list)  # tutor.perfcheck rows
@@ -263,6 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def bench_step(drill_id: str) -> str:
+    """The name of a drill's bench among the run's steps (State.steps)."""
+    return f"bench {drill_id}"
+
+
 def _step(state: State, name: str, action) -> None:
     """Run one step, its start and end kept; a failure becomes a note in the report."""
     start = state.elapsed
@@ -331,7 +335,6 @@ def run_bench(
         _bench(state, catalogue, drill_id, deadline, args)
     finally:
         state.benched.setdefault(drill_id, threading.Event()).set()
-        state.benches_over = state.elapsed
 
 
 def _bench(
@@ -456,7 +459,7 @@ def run_timed(
         for drill_id in sorted(drill_ids, key=lambda d: -weight[d]):
             jobs.append(
                 (
-                    f"bench {drill_id}",
+                    bench_step(drill_id),
                     lambda d=drill_id: run_bench(state, catalogue, d, deadline, args),
                 )
             )
@@ -874,7 +877,9 @@ def targets(state: State) -> list[dict[str, Any]]:
         verdicts = sum(v.ok is not None for v in [*state.gpu.values(), *state.cpu.values()])
         benched = sum(report.timed for report in state.benches.values())
         drills = len({target.drill for target in state.targets})
-        over = state.benches_over if state.benches_over is not None else state.finished
+        bench_steps = {bench_step(target.drill) for target in state.targets}
+        ends = [end for name, (_, end) in state.steps.items() if name in bench_steps]
+        over = max(ends) if ends else state.finished  # when the last bench ended
         add(
             "the report",
             f"every file's verdict and every drill benched, in {WHOLE_REPORT_S / 60:.0f} min",

@@ -611,7 +611,8 @@ def test_the_whole_report_target_needs_every_verdict_and_bench_and_the_coach_its
     for target in state.targets:
         for table in (state.gpu, state.cpu):
             table[(target.drill, target.name)] = gpu_report.Verdict(RunStatus.PASSED, ok=True)
-    state.perf_targets, state.finished, state.benches_over = 2, 700.0, 300.0
+    state.perf_targets, state.finished = 2, 700.0
+    state.steps[gpu_report.bench_step("t2")] = (0.0, 300.0)  # the coach went on after it
     state.coach = [{"drill": "t2", "ok": True}]
 
     def row(case):
@@ -624,7 +625,7 @@ def test_the_whole_report_target_needs_every_verdict_and_bench_and_the_coach_its
     )
     state.benches["t2"] = _report(_row())
     assert row("the report")["met"] is True  # the coach ran on past 9 min: not the report's time
-    state.benches_over = gpu_report.WHOLE_REPORT_S + 1
+    state.steps[gpu_report.bench_step("t2")] = (0.0, gpu_report.WHOLE_REPORT_S + 1)
     assert row("the report")["met"] is False
     assert row("the perf coach")["met"] is False and "1 of 2" in row("the perf coach")["measured"]
     state.coach.append({"drill": "t2", "ok": False})
