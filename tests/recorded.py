@@ -1,7 +1,7 @@
-"""Benches recorded on an H200 (tests/data/perf-facts-h200-*.json), for the tests of the perf
-coach on machines without a GPU: each entry is the bench process's JSON for one file (a
-solution or a slow kernel in drills/mutants/*/perf-*) at its case. A later file's entry
-replaces an earlier one's for the same file (its facts have fields the earlier lacks)."""
+"""Benches recorded on an H200 or an H100 (tests/data/perf-facts-<card>-<date>.json), for the
+tests of the perf coach on machines without a GPU: each entry is the bench process's JSON for
+one file (a solution or a slow kernel in drills/mutants/*/perf-*) at its case. A later file's
+entry replaces an earlier one's for the same file (its facts have fields the earlier lacks)."""
 
 from __future__ import annotations
 
@@ -18,9 +18,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _recorded() -> dict:
-    files = sorted((ROOT / "tests" / "data").glob("perf-facts-h200-*.json"))
+    # perf-facts-<card>-<yyyy-mm-dd>.json: sorted by the date, oldest first, whatever the card
+    files = sorted(
+        (ROOT / "tests" / "data").glob("perf-facts-*.json"), key=lambda p: p.stem[-10:]
+    )
     newest: dict[tuple[str, str], dict] = {}
-    for path in files:  # dated names: sorted oldest first
+    for path in files:
         for bench_entry in json.loads(path.read_text())["benches"]:
             newest[(bench_entry["drill"], bench_entry["file"])] = bench_entry
     return {"recorded": [path.name for path in files], "benches": list(newest.values())}

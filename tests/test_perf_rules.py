@@ -1,6 +1,6 @@
 """The perf coach's rules, as pure functions of facts recorded on an H200.
 
-tests/data/perf-facts-h200-*.json hold what `scripts/perf_facts.py` measured on the
+tests/data/perf-facts-*.json hold what `scripts/perf_facts.py` measured on the
 GPU for every drill's reference solution and every slow but correct kernel in
 drills/mutants/*/perf-*: each file's launches (registers, spills, shared memory, warps, grid,
 tensor cores), the kernels the profiler saw, and the times. The rules must give each slow
@@ -106,11 +106,16 @@ def test_tensor_cores_in_the_ptx_take_the_claim_away():
 
 @pytest.mark.parametrize("file", ["perf-small-tiles__32x32.patch", "perf-small-tiles__32x64.patch"])
 def test_small_tiles_are_not_counted_against_a_grid_of_one_program_per_sm(file):
-    # A persistent reference launches one program per SM, each walking several tiles: its
-    # program count says nothing of its tile size ("16384 tiles where the reference uses 132").
+    # Without the tiles read from the IR (facts recorded before `dot_tiles`), the rule counts
+    # programs. A persistent reference launches one program per SM, each walking several
+    # tiles: its program count says nothing of its tile size ("16384 tiles where the
+    # reference uses 132").
     entry = copy.deepcopy(_entry(file))
-    assert _first(entry) == "small-tiles"
     row = entry["report"]["rows"][0]
+    for side in ("mine", "reference"):
+        for launch in row["facts"][side]["launches"]:
+            launch.pop("dot_tiles", None)
+    assert _first(entry) == "small-tiles"
     for launch in row["facts"]["reference"]["launches"]:
         launch["programs"] = entry["report"]["limits"]["sms"]
     assert _first(entry) != "small-tiles"
@@ -126,9 +131,12 @@ def _with_dot_tiles(entry: dict, mine: list[int], reference: list[int]) -> dict:
 
 
 def test_small_tiles_read_from_the_ir_hold_against_a_persistent_reference():
-    # With the tiles each tl.dot multiplies (tutor.bench.facts.dot_tiles), a reference of one
-    # program per SM no longer hides how small the learner's tiles are.
-    entry = _with_dot_tiles(_entry("perf-small-tiles__32x32.patch"), [32, 32, 32], [128, 256, 64])
+    # With the tiles each tl.dot multiplies (tutor.bench.facts.dot_tiles, recorded on the
+    # H100), a reference of one program per SM no longer hides how small the learner's tiles are.
+    entry = copy.deepcopy(_entry("perf-small-tiles__32x32.patch"))
+    facts = entry["report"]["rows"][0]["facts"]
+    assert [launch["dot_tiles"] for launch in facts["mine"]["launches"]] == [[[32, 32, 32]]]
+    assert [launch["dot_tiles"] for launch in facts["reference"]["launches"]] == [[[128, 256, 64]]]
     for launch in entry["report"]["rows"][0]["facts"]["reference"]["launches"]:
         launch["programs"] = entry["report"]["limits"]["sms"]
     finding = _judged(entry)["perf"][0]
