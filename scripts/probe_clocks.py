@@ -5,11 +5,13 @@ clock, the power draw and the clock-event reasons while each one's graph replays
 orders and with and without a rest between them (the bench times torch eager first, then the
 solution, back to back).
 
-    python scripts/probe_clocks.py [--rounds 3] [--rest 2] [--out DIR]
+    python scripts/probe_clocks.py [--rounds 3] [--rest 2] [--like-bench] [--out DIR]
 
 Each timed stretch is the bench's own: 200 calls captured in one CUDA graph, the inputs rotated
 over three sets, 11 replays, the median per call (tutor.bench.timing.graph_us); nvidia-smi
-samples the card every 20 ms meanwhile. Nothing here changes a drill.
+samples the card every 20 ms meanwhile. Nothing here changes a drill. `--like-bench` takes
+the bench's own inputs (drills/bench/m1.py's scale, std K^-1/4) and its number of input sets
+(tutor.bench.timing.graph_input_sets) instead of unit normals over three sets.
 """
 
 from __future__ import annotations
@@ -28,10 +30,14 @@ import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tutor.bench.timing import graph_us  # noqa: E402 - the repository is on the path now
+from tutor.bench.timing import (  # noqa: E402 - the repository is on the path now
+    graph_input_sets,
+    graph_us,
+    l2_bytes,
+)
 
 SIZE = 4096
-SETS = 3  # input sets the graph's calls rotate over, as the bench's do for these shapes
+SETS = 3  # input sets the graph's calls rotate over (the bench takes enough to fill twice the L2)
 QUERY = "clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active"
 
 
@@ -86,6 +92,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--rest", type=float, default=2.0, help="seconds idle between stretches")
+    parser.add_argument("--like-bench", action="store_true", help="the bench's inputs and sets")
     parser.add_argument("--out", default=None, help="a folder for probe-clocks.json")
     args = parser.parse_args()
 
@@ -93,10 +100,14 @@ def main() -> int:
     linear_gelu = _solution("m2_linear_act.py", "linear_gelu")
     gen = torch.Generator(device="cuda").manual_seed(0)
 
-    def bf16(*shape):
-        return torch.randn(*shape, device="cuda", dtype=torch.bfloat16, generator=gen)
+    std = SIZE**-0.25 if args.like_bench else 1.0
+    count = graph_input_sets(3 * SIZE * SIZE * 2, l2_bytes()) if args.like_bench else SETS
 
-    sets = [(bf16(SIZE, SIZE), bf16(SIZE, SIZE), bf16(SIZE)) for _ in range(SETS)]
+    def bf16(*shape):
+        return std * torch.randn(*shape, device="cuda", dtype=torch.bfloat16, generator=gen)
+
+    sets = [(bf16(SIZE, SIZE), bf16(SIZE, SIZE), bf16(SIZE)) for _ in range(count)]
+    print(f"inputs: std {std:.3f}, {count} sets", flush=True)
     impls = {
         "cuBLAS matmul": lambda a, b, bias: a @ b,
         "m1 solution": lambda a, b, bias: matmul(a, b),
@@ -116,7 +127,7 @@ def main() -> int:
                 for name in order:
                     time.sleep(rest)
                     with Sampler() as sampler:
-                        us = graph_us(lambda k, fn=impls[name]: fn(*sets[k % SETS]))
+                        us = graph_us(lambda k, fn=impls[name]: fn(*sets[k % count]))
                     row = {"impl": name, "rest_s": rest, "round": rnd, "order": list(order)}
                     row |= {"us": round(us, 2), **sampler.summary()}
                     rows.append(row)
@@ -131,6 +142,7 @@ def main() -> int:
         "device": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
         "shape": [SIZE, SIZE, SIZE],
+        "inputs": {"std": std, "sets": count},
         "rows": rows,
     }
     if args.out:
