@@ -45,7 +45,7 @@ from tutor.bench.timing import (
     _empty_launch_us,
     _matmul_tflops,
     graph_input_sets,
-    graph_us,
+    graphs_us,
     l2_bytes,
     median_ms,
 )
@@ -568,23 +568,25 @@ def _time_one(
 def _graph_times(
     op: Any, fns: dict[str, Callable[..., Any]], base: tuple, row: dict[str, Any], l2: int
 ) -> None:
-    """CUDA-graph replay time of each implementation, the learner's last (its capture may fail)."""
+    """CUDA-graph replay time of each implementation, replayed in turn (timing.graphs_us);
+    the learner's captured last (its capture may fail)."""
     from tutor.bench.recipe import clone_inputs
 
     count = graph_input_sets(row["bytes"], l2)
     row["graph_input_sets"] = count
     sets = [clone_inputs(base) for _ in range(count)]
-    for name in ("eager", "reference", "mine"):
-        fn = fns.get(name)
-        if fn is None or name not in row["us"]:
-            continue
-        try:
-            row["graph_us"][name] = graph_us(lambda k, fn=fn: fn(*sets[k % count]))
-            log(f"  {name:<9} {row['graph_us'][name]:9.2f} µs per call in a CUDA graph")
-        except Exception as exc:  # noqa: BLE001 - e.g. a wrapper that synchronises
-            row["errors"][f"{name} (graph)"] = _short(exc)
-            if not _cuda_healthy():
-                break
+    calls = {
+        name: (lambda k, fn=fns[name]: fn(*sets[k % count]))
+        for name in ("eager", "reference", "mine")
+        if name in fns and name in row["us"]
+    }
+    times, failed = graphs_us(calls)
+    for name in calls:
+        if name in times:
+            row["graph_us"][name] = times[name]
+            log(f"  {name:<9} {times[name]:9.2f} µs per call in a CUDA graph")
+        elif name in failed:  # e.g. a wrapper that synchronises
+            row["errors"][f"{name} (graph)"] = _short(failed[name])
 
 
 # ---- small helpers ------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import functools
 import inspect
 import math
 import statistics
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ MATMUL_SIZE = 8192  # the matmul anchor: bf16 [8192, 8192] @ [8192, 8192], rando
 COPY_BYTES = 2 * 2**30  # the copy anchor: a 2 GiB tensor copied to another
 GRAPH_CALLS = 200  # kernel calls captured in one CUDA graph
 GRAPH_REPLAYS = 11  # replays timed; the median is kept
+WARM_S = 0.3  # untimed replays first, until the card's clock has settled (see graphs_us)
 WARMUP_MS, REP_MS = 25, 100  # do_bench's own defaults, spelled out
 L2_FALLBACK_BYTES = 60 * 2**20  # an H200's L2, for a torch that does not report it
 
@@ -59,40 +61,99 @@ def graph_input_sets(bytes_moved: int, l2: int) -> int:
     return max(1, min(GRAPH_CALLS, math.ceil(2 * l2 / max(bytes_moved, 1))))
 
 
-def graph_us(
-    call: Callable[[int], Any], calls: int = GRAPH_CALLS, replays: int = GRAPH_REPLAYS
-) -> float:
-    """GPU time per call: `calls` calls captured in one CUDA graph, replayed, median / calls.
+def rotation(names: list[str], round_: int) -> list[str]:
+    """The order the graphs replay in on round `round_`: each one leads a round in turn, and
+    every other round runs backwards, so none is always timed right after the same other one."""
+    if not names:
+        return []
+    order = names if round_ % 2 == 0 else names[::-1]
+    shift = round_ % len(order)
+    return order[shift:] + order[:shift]
 
-    `call(k)` makes the k-th call (it picks its own input set, so inputs can rotate).
+
+def graphs_us(
+    calls: dict[str, Callable[[int], Any]],
+    calls_per_graph: int = GRAPH_CALLS,
+    replays: int = GRAPH_REPLAYS,
+) -> tuple[dict[str, float], dict[str, BaseException]]:
+    """GPU time per call of each implementation: its `calls_per_graph` calls captured in one
+    CUDA graph, the graphs replayed in turn, the median replay / calls_per_graph of each.
+
+    `calls[name](k)` makes that implementation's k-th call (it picks its own input set, so
+    inputs can rotate). Returns the times and, apart, each capture that failed (the others are
+    still timed; a learner's wrapper may synchronise, say).
+
+    Why in turn and after a warm-up: a big matmul or attention holds the card at its power
+    limit, where the SM clock drops within a fraction of a second (an H100 at 700 W: 1980 MHz
+    at most, 1425-1605 under a matmul). Timed one after another, the first implementation ran
+    on the clock the idle card had saved up and the next on the capped one: m1's matmul at
+    4096^3 took 196-203 µs a call after a moment's idle and 208-220 right after cuBLAS
+    (2026-12-05, docs/reports/2026-12-05/probe-graph-order.md). So the graphs replay untimed
+    for WARM_S first, then in rotation, every side on the same sustained clock.
     """
     import torch
 
+    graphs: dict[str, Any] = {}
+    failed: dict[str, BaseException] = {}
+    times: dict[str, list[float]] = {}
     with exclusive():
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):  # warm-up on a side stream, as capture asks
-            for k in range(3):
-                call(k)
-        torch.cuda.current_stream().wait_stream(side)
-        torch.cuda.synchronize()
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            for k in range(calls):
-                call(k)
-        graph.replay()
-        torch.cuda.synchronize()
-        times = []
-        for _ in range(replays):
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            start.record()
-            graph.replay()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end) * 1000.0 / calls)
-        del graph
-        return statistics.median(times)
+        for name, call in calls.items():
+            try:
+                graphs[name] = _captured(call, calls_per_graph)
+            except Exception as exc:  # noqa: BLE001 - reported to the caller by name
+                failed[name] = exc
+                if not _cuda_healthy():
+                    return {}, failed
+        names = list(graphs)
+        started = time.monotonic()
+        while names and time.monotonic() - started < WARM_S:
+            for name in names:
+                graphs[name].replay()
+            torch.cuda.synchronize()
+        for round_ in range(replays):
+            for name in rotation(names, round_):
+                start = torch.cuda.Event(enable_timing=True)
+                end = torch.cuda.Event(enable_timing=True)
+                start.record()
+                graphs[name].replay()
+                end.record()
+                end.synchronize()
+                times.setdefault(name, []).append(
+                    start.elapsed_time(end) * 1000.0 / calls_per_graph
+                )
+        graphs.clear()
+    return {name: statistics.median(t) for name, t in times.items()}, failed
+
+
+def graph_us(
+    call: Callable[[int], Any], calls: int = GRAPH_CALLS, replays: int = GRAPH_REPLAYS
+) -> float:
+    """GPU time per call of one implementation (`graphs_us` with one entry); raises what its
+    capture raised."""
+    times, failed = graphs_us({"call": call}, calls, replays)
+    if failed:
+        raise failed["call"]
+    return times["call"]
+
+
+def _captured(call: Callable[[int], Any], calls: int) -> Any:
+    """`calls` calls of `call` captured in a CUDA graph, warmed up and replayed once."""
+    import torch
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up on a side stream, as capture asks
+        for k in range(3):
+            call(k)
+    torch.cuda.current_stream().wait_stream(side)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for k in range(calls):
+            call(k)
+    graph.replay()
+    torch.cuda.synchronize()
+    return graph
 
 
 def _cuda_healthy() -> bool:

@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Does the order of the bench's CUDA-graph timings decide m1's and m2's share of cuBLAS?
+(issue 27; H100, 2026-12-05: m1 196-203 µs a call in scripts/probe_clocks.py, whose every
+stretch follows a moment's idle, and 208-220 in the bench process, timed right after cuBLAS;
+the inputs and the import were ruled out by scripts/probe_graph_inputs.py.)
+
+    python scripts/probe_graph_order.py [--rounds 3] [--out DIR]
+
+Each round times every pair three ways, in one process:
+
+- cuBLAS first: each graph timed alone, one after the other, no warm-up (the bench's way
+  before `tutor.bench.timing.graphs_us`);
+- solution first: the same, the other way round;
+- in turn: both graphs replayed untimed for WARM_S, then in rotation (`graphs_us`, the
+  bench's way now).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tutor.bench import timing  # noqa: E402 - the repository is on the path now
+from tutor.bench.recipe import clone_inputs, load_recipes  # noqa: E402
+
+SHAPE = {"m": 4096, "n": 4096, "k": 4096}
+
+
+def _solution(file: str, name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "drills" / "solutions" / file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+def _alone(calls: dict) -> dict[str, float]:
+    """Each graph timed by itself, one after the other, with no warm-up."""
+    warm, timing.WARM_S = timing.WARM_S, 0.0
+    try:
+        return {name: timing.graph_us(call) for name, call in calls.items()}
+    finally:
+        timing.WARM_S = warm
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    pairs = {}
+    for drill, file, function, yardstick in (
+        ("m1", "m1_matmul.py", "matmul", "cuBLAS"),
+        ("m2", "m2_linear_act.py", "linear_gelu", "cuBLAS + gelu"),
+    ):
+        op = load_recipes(ROOT / "drills" / "bench" / f"{drill}.py")[function]
+        count = timing.graph_input_sets(op.bytes_moved(SHAPE, "bfloat16"), timing.l2_bytes())
+        base = op.inputs(SHAPE, "bfloat16", "cuda")
+        sets = [clone_inputs(base) for _ in range(count)]
+        mine = _solution(file, function)
+        pairs[drill] = {
+            yardstick: lambda k, sets=sets, n=count, f=op.eager: f(*sets[k % n]),
+            f"{drill} solution": lambda k, sets=sets, n=count, f=mine: f(*sets[k % n]),
+        }
+    rows = []
+    for rnd in range(args.rounds):
+        for drill, calls in pairs.items():
+            yardstick, solution = list(calls)
+            ways = {
+                "yardstick first": _alone(calls),
+                "solution first": _alone({solution: calls[solution], yardstick: calls[yardstick]}),
+                "in turn": timing.graphs_us(calls)[0],
+            }
+            for way, times in ways.items():
+                share = times[yardstick] / times[solution]
+                rows.append({"round": rnd, "drill": drill, "way": way, **times, "share": share})
+                print(
+                    f"round {rnd}  {drill}  {way:<16} {yardstick} {times[yardstick]:7.2f} µs  "
+                    f"solution {times[solution]:7.2f} µs  ({share:.1%})",
+                    flush=True,
+                )
+    if args.out:
+        folder = Path(args.out)
+        folder.mkdir(parents=True, exist_ok=True)
+        result = {
+            "device": torch.cuda.get_device_name(0),
+            "torch": torch.__version__,
+            "warm_s": timing.WARM_S,
+            "rows": rows,
+        }
+        (folder / "probe-graph-order.json").write_text(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
