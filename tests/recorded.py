@@ -19,9 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _recorded() -> dict:
     # perf-facts-<card>-<yyyy-mm-dd>.json: sorted by the date, oldest first, whatever the card
-    files = sorted(
-        (ROOT / "tests" / "data").glob("perf-facts-*.json"), key=lambda p: p.stem[-10:]
-    )
+    files = sorted((ROOT / "tests" / "data").glob("perf-facts-*.json"), key=lambda p: p.stem[-10:])
     newest: dict[tuple[str, str], dict] = {}
     for path in files:
         for bench_entry in json.loads(path.read_text())["benches"]:
