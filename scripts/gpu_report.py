@@ -840,7 +840,7 @@ def targets(state: State) -> list[dict[str, Any]]:
                     case,
                     f"≥ {share:.0%} of torch eager's speed ({timer})",
                     f"{_fmt(us, ' µs', 2)} vs {_fmt(eager, ' µs', 2)}"
-                    + (f" ({ratio:.0%})" if ratio else ""),
+                    + (f" ({ratio:.1%})" if ratio else ""),
                     None if ratio is None else ratio >= share,
                 )
             elif row.large:

@@ -11,7 +11,7 @@ Each round times every pair three ways, in one process:
 - cuBLAS first: each graph timed alone, one after the other, no warm-up (the bench's way
   before `tutor.bench.timing.graphs_us`);
 - solution first: the same, the other way round;
-- in turn: both graphs replayed untimed for WARM_S, then in rotation (`graphs_us`, the
+- in turn: both graphs replayed untimed first (0.3 s for these), then in rotation (`graphs_us`, the
   bench's way now).
 """
 

@@ -19,7 +19,7 @@ MATMUL_SIZE = 8192  # the matmul anchor: bf16 [8192, 8192] @ [8192, 8192], rando
 COPY_BYTES = 2 * 2**30  # the copy anchor: a 2 GiB tensor copied to another
 GRAPH_CALLS = 200  # kernel calls captured in one CUDA graph
 GRAPH_REPLAYS = 11  # replays timed; the median is kept
-WARM_S = 0.3  # untimed replays first, until the card's clock has settled (see graphs_us)
+WARM_S = 0.3  # untimed replays first, at most this long, until the card's clock has settled
 WARMUP_MS, REP_MS = 25, 100  # do_bench's own defaults, spelled out
 L2_FALLBACK_BYTES = 60 * 2**20  # an H200's L2, for a torch that does not report it
 
@@ -71,6 +71,15 @@ def rotation(names: list[str], round_: int) -> list[str]:
     return order[shift:] + order[:shift]
 
 
+def warmed(elapsed_s: float, rounds: int, replays: int) -> bool:
+    """Whether `rounds` untimed rounds of replays, `elapsed_s` in all, have warmed the card for
+    `replays` timed ones: as long as those will take, and WARM_S at most. A card reaches its
+    power limit only under a long load, so graphs of a few milliseconds need next to none."""
+    if rounds == 0:
+        return WARM_S <= 0  # WARM_S = 0: no warm-up at all (scripts/probe_graph_order.py)
+    return elapsed_s >= min(WARM_S, replays * elapsed_s / rounds)
+
+
 def graphs_us(
     calls: dict[str, Callable[[int], Any]],
     calls_per_graph: int = GRAPH_CALLS,
@@ -84,12 +93,12 @@ def graphs_us(
     still timed; a learner's wrapper may synchronise, say).
 
     Why in turn and after a warm-up: a big matmul or attention holds the card at its power
-    limit, where the SM clock drops within a fraction of a second (an H100 at 700 W: 1980 MHz
-    at most, 1425-1605 under a matmul). Timed one after another, the first implementation ran
-    on the clock the idle card had saved up and the next on the capped one: m1's matmul at
-    4096^3 took 196-203 µs a call after a moment's idle and 208-220 right after cuBLAS
-    (2026-12-05, docs/reports/2026-12-05/probe-graph-order.md). So the graphs replay untimed
-    for WARM_S first, then in rotation, every side on the same sustained clock.
+    limit, and its SM clock with it (an H100 at 700 W: 1980 MHz at most, a median of 1425-1710
+    under a matmul), so the side timed first, on a card that had just been idle, ran faster
+    than the next. Timed one after another in the bench process, m1's matmul at 4096^3 came to
+    86-91% of cuBLAS; in turn after a warm-up, 96% (2026-12-05,
+    docs/reports/2026-12-05/probe-graph-order.md). So the graphs replay untimed first (see
+    `warmed`), then in rotation, every side on the same sustained clock.
     """
     import torch
 
@@ -105,11 +114,12 @@ def graphs_us(
                 if not _cuda_healthy():
                     return {}, failed
         names = list(graphs)
-        started = time.monotonic()
-        while names and time.monotonic() - started < WARM_S:
+        started, rounds = time.monotonic(), 0
+        while names and not warmed(time.monotonic() - started, rounds, replays):
             for name in names:
                 graphs[name].replay()
             torch.cuda.synchronize()
+            rounds += 1
         for round_ in range(replays):
             for name in rotation(names, round_):
                 start = torch.cuda.Event(enable_timing=True)
