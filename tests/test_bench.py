@@ -214,6 +214,28 @@ def test_graphs_replay_in_turn_so_no_side_always_follows_the_same_one():
     assert rotation([], 4) == [] and rotation(["mine"], 7) == ["mine"]
 
 
+def test_a_graph_that_cannot_be_captured_is_named_and_the_others_keep_their_times(monkeypatch):
+    """All three graphs are captured before any is timed; the learner's may fail (a wrapper
+    that synchronises cannot be captured), and then only its column says so."""
+    captured = {}
+
+    def fake_graphs_us(calls):
+        captured.update(calls)
+        for call in calls.values():
+            call(0)  # each call reads its own rotated input set
+        return {"eager": 3.0, "reference": 2.0}, {"mine": RuntimeError("capture failed")}
+
+    monkeypatch.setattr(bench_child, "graphs_us", fake_graphs_us)
+    op = load_recipes(ROOT / "drills" / "bench" / "t0.py")["add"]
+    base = op.inputs({"n": 1024}, "float32", "cpu")
+    fns = {"eager": op.eager, "reference": op.eager, "mine": op.eager}
+    row = {"bytes": 3 * 4096, "us": dict.fromkeys(fns, 1.0), "graph_us": {}, "errors": {}}
+    bench_child._graph_times(op, fns, base, row, l2=50 * 2**20)
+    assert list(captured) == ["eager", "reference", "mine"]  # the learner's captured last
+    assert row["graph_us"] == {"eager": 3.0, "reference": 2.0}
+    assert row["errors"] == {"mine (graph)": "RuntimeError: capture failed"}
+
+
 def test_long_graphs_warm_the_card_before_they_are_timed_and_short_ones_barely():
     """A matmul's graph replays untimed for WARM_S before it is timed (its clock falls to the
     power limit within that); a decode kernel's graph of a millisecond only for as long as its
