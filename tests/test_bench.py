@@ -236,6 +236,45 @@ def test_a_graph_that_cannot_be_captured_is_named_and_the_others_keep_their_time
     assert row["errors"] == {"mine (graph)": "RuntimeError: capture failed"}
 
 
+def test_a_graph_that_breaks_while_replayed_is_named_and_the_others_are_timed_again(monkeypatch):
+    from tutor.bench import timing
+
+    class Event:  # every replay takes 1 ms
+        def __init__(self, enable_timing):
+            pass
+
+        def record(self):
+            pass
+
+        def synchronize(self):
+            pass
+
+        def elapsed_time(self, end):
+            return 1.0
+
+    class Graph:
+        def __init__(self, name):
+            self.name, self.replays = name, 0
+
+        def replay(self):
+            self.replays += 1
+            if self.name == "mine" and self.replays == 2:
+                raise RuntimeError("an illegal memory access was encountered")
+
+    def captured(call, calls):
+        if call == "wrapper":
+            raise RuntimeError("operation not permitted when stream is capturing")
+        return Graph(call)
+
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(timing, "_captured", captured)
+    monkeypatch.setattr(timing, "_cuda_healthy", lambda: True)
+    calls = {"eager": "eager", "reference": "reference", "mine": "mine", "other": "wrapper"}
+    times, failed = timing.graphs_us(calls, calls_per_graph=200, replays=5)
+    assert times == {"eager": 5.0, "reference": 5.0}  # 1 ms a replay of 200 calls
+    assert set(failed) == {"mine", "other"} and "illegal memory" in str(failed["mine"])
+
+
 def test_long_graphs_warm_the_card_before_they_are_timed_and_short_ones_barely():
     """A matmul's graph replays untimed for WARM_S before it is timed (its clock falls to the
     power limit within that); a decode kernel's graph of a millisecond only for as long as its

@@ -89,8 +89,8 @@ def graphs_us(
     CUDA graph, the graphs replayed in turn, the median replay / calls_per_graph of each.
 
     `calls[name](k)` makes that implementation's k-th call (it picks its own input set, so
-    inputs can rotate). Returns the times and, apart, each capture that failed (the others are
-    still timed; a learner's wrapper may synchronise, say).
+    inputs can rotate). Returns the times and, apart, each graph that could not be captured or
+    replayed (the others are still timed; a learner's wrapper may synchronise, say).
 
     Why in turn and after a warm-up: a big matmul or attention holds the card at its power
     limit, and its SM clock with it (an H100 at 700 W: 1980 MHz at most, a median of 1425-1710
@@ -100,11 +100,8 @@ def graphs_us(
     docs/reports/2026-12-05/probe-graph-order.md). So the graphs replay untimed first (see
     `warmed`), then in rotation, every side on the same sustained clock.
     """
-    import torch
-
     graphs: dict[str, Any] = {}
     failed: dict[str, BaseException] = {}
-    times: dict[str, list[float]] = {}
     with exclusive():
         for name, call in calls.items():
             try:
@@ -113,26 +110,58 @@ def graphs_us(
                 failed[name] = exc
                 if not _cuda_healthy():
                     return {}, failed
-        names = list(graphs)
-        started, rounds = time.monotonic(), 0
-        while names and not warmed(time.monotonic() - started, rounds, replays):
-            for name in names:
-                graphs[name].replay()
-            torch.cuda.synchronize()
-            rounds += 1
-        for round_ in range(replays):
-            for name in rotation(names, round_):
-                start = torch.cuda.Event(enable_timing=True)
-                end = torch.cuda.Event(enable_timing=True)
-                start.record()
-                graphs[name].replay()
-                end.record()
-                end.synchronize()
-                times.setdefault(name, []).append(
-                    start.elapsed_time(end) * 1000.0 / calls_per_graph
-                )
+        while graphs:
+            try:
+                samples = _in_turn(graphs, replays)
+                break
+            except _ReplayFailed as failure:  # time the others again without it
+                failed[failure.name] = failure.error
+                del graphs[failure.name]
+                if not _cuda_healthy():
+                    return {}, failed
+        else:
+            samples = {}
         graphs.clear()
-    return {name: statistics.median(t) for name, t in times.items()}, failed
+    return {n: statistics.median(t) / calls_per_graph for n, t in samples.items()}, failed
+
+
+class _ReplayFailed(Exception):
+    def __init__(self, name: str, error: BaseException):
+        super().__init__(name)
+        self.name, self.error = name, error
+
+
+def _in_turn(graphs: dict[str, Any], replays: int) -> dict[str, list[float]]:
+    """Each graph's replay times in µs: untimed rounds until `warmed`, then `replays` timed
+    rounds in `rotation`. Every replay is waited for, so an error is the graph's that raised
+    it (_ReplayFailed)."""
+    import torch
+
+    names = list(graphs)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+
+    def replay(name: str, timed: bool) -> None:
+        try:
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            graphs[name].replay()
+            end.record()
+            end.synchronize()
+        except Exception as exc:  # noqa: BLE001 - e.g. an illegal address in a learner's kernel
+            raise _ReplayFailed(name, exc) from exc
+        if timed:
+            samples[name].append(start.elapsed_time(end) * 1000.0)
+
+    started, rounds = time.monotonic(), 0
+    while not warmed(time.monotonic() - started, rounds, replays):
+        for name in names:
+            replay(name, timed=False)
+        rounds += 1
+    for round_ in range(replays):
+        for name in rotation(names, round_):
+            replay(name, timed=True)
+    return samples
 
 
 def graph_us(
