@@ -17,8 +17,6 @@ the bench's own inputs (drills/bench/m1.py's scale, std K^-1/4) and its number o
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import json
 import statistics
 import subprocess
 import sys
@@ -30,7 +28,10 @@ import torch.nn.functional as F
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tutor.bench.timing import (  # noqa: E402 - the repository is on the path now
+sys.path.insert(0, str(ROOT / "scripts"))
+from tune_sweep import load_solution, save_json  # noqa: E402 - the scripts folder is on the path
+
+from tutor.bench.timing import (  # noqa: E402
     graph_input_sets,
     graph_us,
     l2_bytes,
@@ -39,13 +40,6 @@ from tutor.bench.timing import (  # noqa: E402 - the repository is on the path n
 SIZE = 4096
 SETS = 3  # input sets the graph's calls rotate over (the bench takes enough to fill twice the L2)
 QUERY = "clocks.sm,power.draw,temperature.gpu,clocks_event_reasons.active"
-
-
-def _solution(file: str, name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "drills" / "solutions" / file)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, name)
 
 
 class Sampler:
@@ -96,8 +90,8 @@ def main() -> int:
     parser.add_argument("--out", default=None, help="a folder for probe-clocks.json")
     args = parser.parse_args()
 
-    matmul = _solution("m1_matmul.py", "matmul")
-    linear_gelu = _solution("m2_linear_act.py", "linear_gelu")
+    matmul = load_solution("m1_matmul").matmul
+    linear_gelu = load_solution("m2_linear_act").linear_gelu
     gen = torch.Generator(device="cuda").manual_seed(0)
 
     std = SIZE**-0.25 if args.like_bench else 1.0
@@ -145,10 +139,7 @@ def main() -> int:
         "inputs": {"std": std, "sets": count},
         "rows": rows,
     }
-    if args.out:
-        folder = Path(args.out)
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "probe-clocks.json").write_text(json.dumps(result, indent=2))
+    save_json(args.out, "probe-clocks.json", result)
     return 0
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import sys
 from pathlib import Path
 
@@ -26,7 +25,10 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tutor.bench.recipe import clone_inputs, load_recipes  # noqa: E402 - repository on the path
+sys.path.insert(0, str(ROOT / "scripts"))
+from tune_sweep import save_json  # noqa: E402 - the scripts folder is on the path
+
+from tutor.bench.recipe import clone_inputs, load_recipes  # noqa: E402
 from tutor.bench.timing import graph_input_sets, graph_us, l2_bytes  # noqa: E402
 
 SHAPE = {"m": 4096, "n": 4096, "k": 4096}
@@ -85,11 +87,8 @@ def main() -> int:
                 f"m1 {mine:7.2f} µs  ({cublas / mine:.0%})",
                 flush=True,
             )
-    if args.out:
-        folder = Path(args.out)
-        folder.mkdir(parents=True, exist_ok=True)
-        result = {"device": torch.cuda.get_device_name(0), "shape": SHAPE, "rows": rows}
-        (folder / "probe-graph-inputs.json").write_text(json.dumps(result, indent=2))
+    result = {"device": torch.cuda.get_device_name(0), "shape": SHAPE, "rows": rows}
+    save_json(args.out, "probe-graph-inputs.json", result)
     return 0
 
 

@@ -18,8 +18,6 @@ Each round times every pair three ways, in one process:
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import json
 import sys
 from pathlib import Path
 
@@ -27,17 +25,13 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from tutor.bench import timing  # noqa: E402 - the repository is on the path now
+sys.path.insert(0, str(ROOT / "scripts"))
+from tune_sweep import load_solution, save_json  # noqa: E402 - the scripts folder is on the path
+
+from tutor.bench import timing  # noqa: E402
 from tutor.bench.recipe import clone_inputs, load_recipes  # noqa: E402
 
 SHAPE = {"m": 4096, "n": 4096, "k": 4096}
-
-
-def _solution(file: str, name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "drills" / "solutions" / file)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, name)
 
 
 def _alone(calls: dict) -> dict[str, float]:
@@ -56,14 +50,14 @@ def main() -> int:
     args = parser.parse_args()
     pairs = {}
     for drill, file, function, yardstick in (
-        ("m1", "m1_matmul.py", "matmul", "cuBLAS"),
-        ("m2", "m2_linear_act.py", "linear_gelu", "cuBLAS + gelu"),
+        ("m1", "m1_matmul", "matmul", "cuBLAS"),
+        ("m2", "m2_linear_act", "linear_gelu", "cuBLAS + gelu"),
     ):
         op = load_recipes(ROOT / "drills" / "bench" / f"{drill}.py")[function]
         count = timing.graph_input_sets(op.bytes_moved(SHAPE, "bfloat16"), timing.l2_bytes())
         base = op.inputs(SHAPE, "bfloat16", "cuda")
         sets = [clone_inputs(base) for _ in range(count)]
-        mine = _solution(file, function)
+        mine = getattr(load_solution(file), function)
         pairs[drill] = {
             yardstick: lambda k, sets=sets, n=count, f=op.eager: f(*sets[k % n]),
             f"{drill} solution": lambda k, sets=sets, n=count, f=mine: f(*sets[k % n]),
@@ -85,16 +79,13 @@ def main() -> int:
                     f"solution {times[solution]:7.2f} µs  ({share:.1%})",
                     flush=True,
                 )
-    if args.out:
-        folder = Path(args.out)
-        folder.mkdir(parents=True, exist_ok=True)
-        result = {
-            "device": torch.cuda.get_device_name(0),
-            "torch": torch.__version__,
-            "warm_s": timing.WARM_S,
-            "rows": rows,
-        }
-        (folder / "probe-graph-order.json").write_text(json.dumps(result, indent=2))
+    result = {
+        "device": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "warm_s": timing.WARM_S,
+        "rows": rows,
+    }
+    save_json(args.out, "probe-graph-order.json", result)
     return 0
 
 

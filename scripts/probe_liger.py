@@ -24,15 +24,15 @@ bandwidth, measured in the same process.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import json
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
 
 import torch  # noqa: E402
+from tune_sweep import load_solution, save_json  # noqa: E402 - the scripts folder is on the path
 
 from tutor.bench.recipe import IN_PLACE_SETS, clone_inputs, load_recipes, max_excess  # noqa: E402
 from tutor.bench.timing import (  # noqa: E402
@@ -43,17 +43,7 @@ from tutor.bench.timing import (  # noqa: E402
     median_ms,
 )
 
-F5_SHAPES = ({"t": 4096, "v": 128256}, {"t": 4096, "v": 32000})
-T4_SHAPES = ({"m": 1024, "n": 65536}, {"m": 4096, "n": 8192}, {"m": 4096, "n": 2048})
-CHECK_SHAPES = {"f5": ({"t": 16, "v": 5000},), "t4": ({"m": 2, "n": 65536}, {"m": 8, "n": 1000})}
 DTYPE = "bfloat16"
-
-
-def _solution(file: str, name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "drills" / "solutions" / file)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, name)
 
 
 def _liger_cross_entropy(logits, target, ignore_index):
@@ -99,32 +89,45 @@ def _row(case: str, side: str, us: float | None, graph: float | None, nbytes, gb
     return row
 
 
-def f5_rows(gbps: float | None, shapes: tuple = F5_SHAPES) -> list[dict]:
-    op = load_recipes(ROOT / "drills" / "bench" / "f5.py")["cross_entropy"]
-    sides = {
-        "eager": op.eager,
-        "solution": _solution("f5_cross_entropy.py", "cross_entropy"),
-        "Liger-Kernel": _liger_cross_entropy,
-    }
-    rows = []
-    for shape in shapes:
-        case = f"f5 cross_entropy t={shape['t']} v={shape['v']}"
-        # Liger reads a count back to the host (.item()): no CUDA graph can hold it
-        rows += _case(op, sides, ("eager", "solution"), shape, case, gbps)
-    return rows
+def _drills() -> list[dict]:
+    """What each drill sets beside Liger: its recipe, solution, shapes, and the sides that a
+    CUDA graph can hold."""
+    return [
+        {
+            "drill": "f5",
+            "function": "cross_entropy",
+            "solution": "f5_cross_entropy",
+            "liger": _liger_cross_entropy,
+            "shapes": ({"t": 4096, "v": 128256}, {"t": 4096, "v": 32000}),
+            "check_shapes": ({"t": 16, "v": 5000},),
+            # Liger reads a count back to the host (.item()): no CUDA graph can hold it
+            "graphed": ("eager", "solution"),
+        },
+        {
+            "drill": "t4",
+            "function": "softmax_online",
+            "solution": "t4_softmax_online",
+            "liger": _liger_softmax,
+            "shapes": ({"m": 1024, "n": 65536}, {"m": 4096, "n": 8192}, {"m": 4096, "n": 2048}),
+            "check_shapes": ({"m": 2, "n": 65536}, {"m": 8, "n": 1000}),
+            "graphed": ("eager", "solution", "Liger-Kernel"),
+        },
+    ]
 
 
-def t4_rows(gbps: float | None, shapes: tuple = T4_SHAPES) -> list[dict]:
-    op = load_recipes(ROOT / "drills" / "bench" / "t4.py")["softmax_online"]
+def drill_rows(spec: dict, gbps: float | None) -> list[dict]:
+    """Every side of one drill at each of its shapes (its small ones with no `gbps`)."""
+    op = load_recipes(ROOT / "drills" / "bench" / f"{spec['drill']}.py")[spec["function"]]
     sides = {
         "eager": op.eager,
-        "solution": _solution("t4_softmax_online.py", "softmax_online"),
-        "Liger-Kernel": _liger_softmax,
+        "solution": getattr(load_solution(spec["solution"]), spec["function"]),
+        "Liger-Kernel": spec["liger"],
     }
     rows = []
-    for shape in shapes:
-        case = f"t4 softmax_online m={shape['m']} n={shape['n']}"
-        rows += _case(op, sides, tuple(sides), shape, case, gbps)
+    for shape in spec["shapes"] if gbps else spec["check_shapes"]:
+        sizes = " ".join(f"{k}={v}" for k, v in shape.items())
+        case = f"{spec['drill']} {spec['function']} {sizes}"
+        rows += _case(op, sides, spec["graphed"], shape, case, gbps)
     return rows
 
 
@@ -173,7 +176,7 @@ def main() -> int:
         print("liger_kernel is not installed (see this script's docstring)", file=sys.stderr)
         return 2
     if args.check:
-        rows = f5_rows(None, CHECK_SHAPES["f5"]) + t4_rows(None, CHECK_SHAPES["t4"])
+        rows = [row for spec in _drills() for row in drill_rows(spec, None)]
         wrong = [row for row in rows if not row["max_diff"] < 0.05]
         print(f"{len(rows) - len(wrong)} of {len(rows)} outputs match torch eager")
         return 1 if wrong else 0
@@ -182,18 +185,15 @@ def main() -> int:
         return 2
     gbps = _copy_gbps()
     print(f"{torch.cuda.get_device_name(0)}, copy {gbps:.0f} GB/s", flush=True)
-    rows = f5_rows(gbps) + t4_rows(gbps)
-    if args.out:
-        folder = Path(args.out)
-        folder.mkdir(parents=True, exist_ok=True)
-        result = {
-            "device": torch.cuda.get_device_name(0),
-            "torch": torch.__version__,
-            "liger_kernel": getattr(liger_kernel, "__version__", "0.8.5"),
-            "copy_gbps": gbps,
-            "rows": rows,
-        }
-        (folder / "probe-liger.json").write_text(json.dumps(result, indent=2))
+    rows = [row for spec in _drills() for row in drill_rows(spec, gbps)]
+    result = {
+        "device": torch.cuda.get_device_name(0),
+        "torch": torch.__version__,
+        "liger_kernel": getattr(liger_kernel, "__version__", "0.8.5"),
+        "copy_gbps": gbps,
+        "rows": rows,
+    }
+    save_json(args.out, "probe-liger.json", result)
     return 0
 
 

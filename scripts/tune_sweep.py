@@ -34,6 +34,13 @@ def load_solution(name: str):
     return module
 
 
+def save_json(folder: str | None, name: str, data) -> None:
+    """A probe's result as <folder>/<name> (the folder made if need be); nothing without one."""
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        Path(folder, name).write_text(json.dumps(data, indent=2))
+
+
 @triton.jit
 def _rms_norm_rows_kernel(
     x_ptr, w_ptr, y_ptr, row_stride, n_rows, n_cols, eps, ROWS: tl.constexpr, BLOCK_N: tl.constexpr
