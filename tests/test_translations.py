@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 from cli_helpers import padding_where_mutant, tutor
@@ -13,7 +14,9 @@ from translated import LESSON_LINE, translate_drill
 from tutor.catalogue import CatalogueError, load_catalogue
 from tutor.dev import check as devcheck
 from tutor.hints import HintBook
+from tutor.paths import CoursePaths
 from tutor.titles import localized
+from tutor.translation_check import course_findings, drill_findings
 
 ZH = dict(os.environ, TUTOR_LANG="zh")
 
@@ -234,3 +237,15 @@ def test_check_in_chinese_prints_the_diagnosis_title_and_first_hint(course):
     assert en["diagnoses"] == zh["diagnoses"] and en["status"] == zh["status"]
     assert [t["id"] for t in en["tests"]] == [t["id"] for t in zh["tests"]]
     assert [t["diagnosis"] for t in en["tests"]] == [t["diagnosis"] for t in zh["tests"]]
+
+
+def test_every_translation_in_the_course_is_fresh():
+    """The course as committed: every lesson, hints file, ladder and title in every language
+    matches the English it was translated from (a change to hints/common.yaml once went out
+    without its Chinese, and only `tutor dev check` said so)."""
+    catalogue = load_catalogue(CoursePaths(Path(__file__).resolve().parents[1]))
+    findings = course_findings(catalogue, catalogue.drills)
+    for drill in catalogue.drills:
+        findings += drill_findings(catalogue, drill)
+    assert len(findings) > 2 * len(catalogue.drills)  # every drill is translated
+    assert [message for _, ok, message in findings if not ok] == []
