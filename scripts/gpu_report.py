@@ -659,6 +659,21 @@ BENCH_COLUMNS = (
 )
 
 
+def _against_compile(row: Any, us: float | None, timer: str) -> tuple[str, str, bool | None]:
+    """The target "as fast as torch.compile": on the two graphs timed in turn in compile's own
+    process where the bench has them (one clock for both; tutor.bench.isolated), else on the
+    bench's time against compile's from its process."""
+    mine, compiled, where = us, row.compile_graph_us if row.graph_us else row.compile_us, ""
+    if row.graph_us and row.mine_beside_compile_us and row.compile_graph_us:
+        mine, where = row.mine_beside_compile_us, ", in turn in compile's process"
+    ratio = f" ({mine / compiled:.2f}×)" if mine and compiled else ""
+    return (
+        f"as fast as torch.compile, within {COMPILE_SLACK:.0%} ({timer}{where})",
+        f"{_fmt(mine, ' µs', 2)} vs {_fmt(compiled, ' µs', 2)}{ratio}",
+        None if mine is None or compiled is None else mine <= compiled * (1 + COMPILE_SLACK),
+    )
+
+
 def bench_rows(data: dict[str, Any], report: str) -> list[dict[str, Any]]:
     """The timed cases of a report's JSON (report_json) as rows of bench.csv."""
     env = data.get("env") or {}
@@ -852,14 +867,7 @@ def targets(state: State) -> list[dict[str, Any]]:
                     _fmt(pct, "%", 1),
                     None if pct is None else pct >= goal,
                 )
-            compiled = row.compile_graph_us if row.graph_us else row.compile_us
-            ratio = f" ({us / compiled:.2f}×)" if us and compiled else ""
-            add(
-                case,
-                f"as fast as torch.compile, within {COMPILE_SLACK:.0%} ({timer})",
-                f"{_fmt(us, ' µs', 2)} vs {_fmt(compiled, ' µs', 2)}{ratio}",
-                None if us is None or compiled is None else us <= compiled * (1 + COMPILE_SLACK),
-            )
+            add(case, *_against_compile(row, us, timer))
             # GB/s is 1e3 bytes a µs; without the copy anchor every decode row keeps the target
             transfer_us = row.bytes / (copy_gbps * 1e3) if copy_gbps else 0.0
             if row.decode and transfer_us < DECODE_TARGET_US:

@@ -190,17 +190,17 @@ def bench_cases(
     )
     torch.manual_seed(0)
     impl_path, ref_path = impl_path.resolve(), ref_path.resolve()
-    modules = {"mine": _load(impl_path, drill.functions, report, "mine")}
+    modules = {"mine": load_module(impl_path, drill.functions, report, "mine")}
     if ref_path == impl_path:
         report["notes"].append("the file timed is the reference solution: timed once")
         report["reference_is_impl"] = True
         modules["reference"] = None
     elif ref_path.is_file():
-        modules["reference"] = _load(ref_path, drill.functions, report, "reference")
+        modules["reference"] = load_module(ref_path, drill.functions, report, "reference")
     else:
         report["notes"].append(f"no reference solution at {ref_path}")
         modules["reference"] = None
-    compiles = _CompileColumn(cases if with_compile else [], recipe_path)
+    compiles = _CompileColumn(cases if with_compile else [], recipe_path, impl_path)
     try:
         for number, case in enumerate(cases):
             log(f"case {number + 1}/{len(cases)}: {case.label}")
@@ -211,8 +211,8 @@ def bench_cases(
                     _bench_case(case, recipes[case.function], modules, report, compiles)
                 )
             except Exception as exc:  # noqa: BLE001 - e.g. out of memory making the inputs
-                report["notes"].append(f"{case.label}: not timed: {_short(exc)}")
-                log(f"  not timed: {_short(exc)}")
+                report["notes"].append(f"{case.label}: not timed: {short_error(exc)}")
+                log(f"  not timed: {short_error(exc)}")
             _write(out, report)
             if not _cuda_healthy():
                 report["notes"].append("the GPU reported an error; later cases were skipped")
@@ -267,7 +267,7 @@ def _read_facts(report: dict[str, Any], cases: list, recipes: dict, modules: dic
             del base
             torch.cuda.empty_cache()
         except Exception as exc:  # noqa: BLE001 - facts are evidence; the times stand
-            row["notes"].append(f"launch facts not read: {_short(exc)}")
+            row["notes"].append(f"launch facts not read: {short_error(exc)}")
 
 
 def _select(cases: tuple, wanted: str | None) -> list:
@@ -282,7 +282,7 @@ def _select(cases: tuple, wanted: str | None) -> list:
     return [c for i, c in enumerate(chosen) if c not in chosen[:i]]
 
 
-def _load(path: Path, functions: tuple[str, ...], report: dict[str, Any], role: str) -> Any:
+def load_module(path: Path, functions: tuple[str, ...], report: dict[str, Any], role: str) -> Any:
     """Import a learner or solution file as its own module; None (and a note) if it cannot."""
     from tutor.harness.learner import classify
 
@@ -390,7 +390,7 @@ def _bench_case(
         fresh = clone_inputs(base)
         expected = op.results(fresh, op.eager(*fresh))
     except Exception as exc:  # noqa: BLE001
-        row["errors"]["eager"] = _short(exc)
+        row["errors"]["eager"] = short_error(exc)
     for name in IMPLS:
         fn = fns.get(name)
         if fn is None:
@@ -398,7 +398,7 @@ def _bench_case(
         try:
             _time_one(name, fn, op, base, expected, row)
         except Exception as exc:  # noqa: BLE001 - one implementation failing spoils no other
-            row["errors"][name] = _short(exc)
+            row["errors"][name] = short_error(exc)
             log(f"  {name}: {row['errors'][name]}")
             if not _cuda_healthy():
                 break
@@ -416,6 +416,11 @@ def _bench_case(
             row["max_diff"]["compile"] = compiled.get("max_diff")
             if compiled.get("graph_us") is not None:
                 row["graph_us"]["compile"] = compiled["graph_us"]
+            if compiled.get("beside_graph_us") is not None:
+                row["mine_beside_compile_us"] = compiled["beside_graph_us"]
+                log(f"  mine      {compiled['beside_graph_us']:9.2f} µs in turn with compile there")
+            elif compiled.get("beside_error"):
+                row["errors"]["mine (beside compile)"] = compiled["beside_error"]
             log(f"  compile   {compiled['us']:9.2f} µs")
         else:
             row["errors"]["compile"] = compiled.get("error") or "no time"
@@ -449,14 +454,18 @@ class _CompileColumn:
     at a time, as soon as the bench begins: each takes about 20 s to start, import torch and
     load its compiled graph, and that overlaps this process's own timings, while every timed
     stretch still waits for the lock. Without the lock each runs alone when its case asks.
+
+    The file under test (`beside`) is timed there too, in turn with torch.compile's graph: the
+    two are compared side by side, at the same clock (tutor.bench.isolated says why).
     """
 
     AT_ONCE = 4
 
-    def __init__(self, cases: list, recipe_path: Path) -> None:
+    def __init__(self, cases: list, recipe_path: Path, beside: Path | None = None) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
         self.recipe_path = recipe_path
+        self.beside = beside
         self.labels = {case.label for case in cases}
         self.pool = None
         self.started: dict[str, Any] = {}
@@ -478,7 +487,7 @@ class _CompileColumn:
             self.pool.shutdown(wait=False, cancel_futures=True)
 
     def _run(self, case: Any) -> dict[str, Any]:
-        return isolated(case, self.recipe_path, "compile", graph=True)
+        return isolated(case, self.recipe_path, "compile", graph=True, beside=self.beside)
 
 
 def isolated(
@@ -488,11 +497,13 @@ def isolated(
     graph: bool,
     timeout: float = ISOLATED_TIMEOUT_S,
     warm_only: bool = False,
+    beside: Path | None = None,
 ) -> dict[str, Any]:
     """Time torch's `mode` (eager or compile) for `case` in a fresh process (tutor.bench.isolated).
 
     Returns its JSON row; {"error": ...} when it failed or ran past `timeout`. `warm_only`
-    compiles and times nothing (see tutor.bench.isolated).
+    compiles and times nothing; `beside` is a file whose version is timed in turn with the
+    graph (see tutor.bench.isolated).
     """
     import subprocess
 
@@ -518,6 +529,7 @@ def isolated(
             ]
             + (["--graph"] if graph else [])
             + (["--warm-only"] if warm_only else [])
+            + (["--beside", str(beside)] if beside is not None else [])
         )
         try:
             subprocess.run(
@@ -586,13 +598,13 @@ def _graph_times(
             row["graph_us"][name] = times[name]
             log(f"  {name:<9} {times[name]:9.2f} µs per call in a CUDA graph")
         elif name in failed:  # e.g. a wrapper that synchronises
-            row["errors"][f"{name} (graph)"] = _short(failed[name])
+            row["errors"][f"{name} (graph)"] = short_error(failed[name])
 
 
 # ---- small helpers ------------------------------------------------------------------------------
 
 
-def _short(exc: BaseException) -> str:
+def short_error(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
 
