@@ -1,6 +1,11 @@
 """A correct t4 that always walks the row twice, front to back: statistics first, then the
 output, re-reading every block (2048 columns at a time), even when the row is that short.
-bench-case: 1,0
+
+Once the perf coach's `second-read` example: on an H200 (2026-12-02) it took 1.31x the
+reference's time at 4096 x 8192. On an H100 (2026-12-05) the second walk found the row still in
+the L2: 1.15x in one run, at the reference in another. A cost that comes and goes with the
+cache is no mistake to name, so it is kept as a correct variant, and the coach's examples are
+kernels whose second read must come from DRAM.
 """
 
 import torch
