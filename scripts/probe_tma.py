@@ -684,7 +684,7 @@ def attention_section(table: Table, device: str, shapes) -> None:
             ok,
             flops=flops,
         )
-        chosen = m3._config(dim, q.element_size(), seq, causal, True, device == "cuda")
+        chosen = m3._config(dim, q.element_size(), seq, causal, True)
         solution_cfg = tuple(chosen)[:4]
         variants = [(0, 1, 0, solution_cfg, 0), (1, 0, 0, solution_cfg, 0)]
         cfgs = [

@@ -252,7 +252,8 @@ def _config(
     2152 (2155) on 128 x 64, causal 1057 (1039) against 1086 (1049) on 64 x 64, programs
     reversed; SDPA 1702 (1720), causal 929 (940). S = 1024 keeps 64 x 64: 145 us (145), causal
     95 (95). Triton's warp specialization (tl.range(..., warp_specialize=True)) gained nothing
-    on top: 2025 (2004) us at S = 4096.
+    on top: 2025 (2004) us at S = 4096. Nor did two query halves per program sharing each key
+    tile (scripts/probe_attention_dp.py, H100): at best 156 us at S = 1024 against 147.
     """
     if itemsize == 4:
         return Config(64, 32, 4, 2)
