@@ -25,6 +25,7 @@ import torch
 from tutor import bench, i18n
 from tutor import results as r
 from tutor.bench import child as bench_child
+from tutor.bench import isolated as bench_isolated
 from tutor.bench.recipe import DTYPES, RecipeError, load_recipes
 from tutor.catalogue import BenchCase
 from tutor.dev import check as devcheck
@@ -554,6 +555,26 @@ def test_compile_columns_start_together_only_under_the_cards_lock(monkeypatch, t
     finally:
         release.set()
         column.close()
+
+
+def test_the_file_timed_beside_compile_is_loaded_or_said_why_not(tmp_path):
+    """torch.compile's process times the kernel under test beside it; a file that does not
+    load leaves compile's own time standing and says why in one line."""
+    good = tmp_path / "mine.py"
+    good.write_text("def softmax(x):\n    return x\n")
+    broken = tmp_path / "broken.py"
+    broken.write_text("def softmax(x)\n    return x\n")
+    missing = tmp_path / "other.py"
+    missing.write_text("def layer_norm(x):\n    return x\n")
+    for path, loads in ((good, True), (broken, False), (missing, False)):
+        row: dict = {}
+        args = argparse.Namespace(beside=str(path), function="softmax")
+        fn = bench_isolated._beside(args, row)
+        assert callable(fn) is loads
+        if loads:
+            assert fn(3) == 3 and "beside_error" not in row
+        else:
+            assert path.name in row["beside_error"] and "\n" not in row["beside_error"]
 
 
 def test_a_bench_process_that_runs_too_long_is_stopped(catalogue, tmp_path):
