@@ -660,12 +660,12 @@ BENCH_COLUMNS = (
 
 
 def _against_compile(row: Any, us: float | None, timer: str) -> tuple[str, str, bool | None]:
-    """The target "as fast as torch.compile": on the two graphs timed in turn in compile's own
-    process where the bench has them (one clock for both; tutor.bench.isolated), else on the
-    bench's time against compile's from its process."""
+    """The target "as fast as torch.compile" for a bench of the reference solution: on the two
+    graphs timed in turn in compile's own process where the bench has them (one clock for
+    both; tutor.bench.isolated), else on the bench's time against compile's from its process."""
     mine, compiled, where = us, row.compile_graph_us if row.graph_us else row.compile_us, ""
-    if row.graph_us and row.mine_beside_compile_us and row.compile_graph_us:
-        mine, where = row.mine_beside_compile_us, ", in turn in compile's process"
+    if row.graph_us and row.reference_beside_compile_us and row.compile_graph_us:
+        mine, where = row.reference_beside_compile_us, ", in turn in compile's process"
     ratio = f" ({mine / compiled:.2f}×)" if mine and compiled else ""
     return (
         f"as fast as torch.compile, within {COMPILE_SLACK:.0%} ({timer}{where})",

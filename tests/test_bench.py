@@ -542,7 +542,7 @@ def test_compile_columns_start_together_only_under_the_cards_lock(monkeypatch, t
     else:
         monkeypatch.delenv("TUTOR_GPU_LOCK", raising=False)
     cases = [BenchCase("softmax", {"m": 64, "n": n}, "bfloat16") for n in (8, 16, 32)]
-    column = bench_child._CompileColumn(cases, tmp_path / "t2.py", tmp_path / "mine.py")
+    column = bench_child._CompileColumn(cases, tmp_path / "t2.py", tmp_path / "solution.py")
     try:
         deadline = time.monotonic() + 30
         while locked and len(started) < len(cases) and time.monotonic() < deadline:
@@ -551,15 +551,15 @@ def test_compile_columns_start_together_only_under_the_cards_lock(monkeypatch, t
         release.set()
         assert [column.result(c)["label"] for c in cases] == [c.label for c in cases]
         assert len(started) == len(cases)  # each case's process ran once
-        assert besides == {tmp_path / "mine.py"}  # the file under test, timed beside compile
+        assert besides == {tmp_path / "solution.py"}  # the reference, timed beside compile
     finally:
         release.set()
         column.close()
 
 
 def test_the_file_timed_beside_compile_is_loaded_or_said_why_not(tmp_path):
-    """torch.compile's process times the kernel under test beside it; a file that does not
-    load leaves compile's own time standing and says why in one line."""
+    """torch.compile's process times the reference beside it; a file that does not load
+    leaves compile's own time standing and says why in one line."""
     good = tmp_path / "mine.py"
     good.write_text("def softmax(x):\n    return x\n")
     broken = tmp_path / "broken.py"
@@ -873,7 +873,7 @@ def test_the_compile_target_is_judged_on_the_two_graphs_timed_in_turn_in_compile
         "softmax m=4096 n=2048 bfloat16",
         12.0,
         shape={"m": 4096, "n": 2048},
-        mine_beside_compile_us=9.7,
+        reference_beside_compile_us=9.7,
         **both,
     )
     alone = _row("softmax m=4096 n=1024 bfloat16", 12.0, shape={"m": 4096, "n": 1024}, **both)

@@ -84,9 +84,9 @@ class BenchRow:
     reference_graph_us: float | None = None
     eager_graph_us: float | None = None
     compile_graph_us: float | None = None
-    # The learner's kernel in torch.compile's own process, its graph timed in turn with
+    # The reference solution in torch.compile's own process, its graph timed in turn with
     # compile's: the two compared at one clock (tutor.bench.isolated).
-    mine_beside_compile_us: float | None = None
+    reference_beside_compile_us: float | None = None
     compile_s: float | None = None  # how long torch.compile took for this shape
     max_diff: dict[str, float | None] = field(default_factory=dict)  # against torch eager
     errors: dict[str, str] = field(default_factory=dict)  # implementation -> what went wrong
@@ -410,7 +410,7 @@ def row_from_child(raw: dict[str, Any], copy_gbps: float | None) -> BenchRow:
         reference_graph_us=graph.get("reference"),
         eager_graph_us=graph.get("eager"),
         compile_graph_us=graph.get("compile"),
-        mine_beside_compile_us=raw.get("mine_beside_compile_us"),
+        reference_beside_compile_us=raw.get("reference_beside_compile_us"),
         compile_s=raw.get("compile_s"),
         max_diff=dict(raw.get("max_diff", {})),
         errors=dict(raw.get("errors", {})),

@@ -200,7 +200,8 @@ def bench_cases(
     else:
         report["notes"].append(f"no reference solution at {ref_path}")
         modules["reference"] = None
-    compiles = _CompileColumn(cases if with_compile else [], recipe_path, impl_path)
+    beside = ref_path if ref_path.is_file() else None
+    compiles = _CompileColumn(cases if with_compile else [], recipe_path, beside)
     try:
         for number, case in enumerate(cases):
             log(f"case {number + 1}/{len(cases)}: {case.label}")
@@ -417,10 +418,10 @@ def _bench_case(
             if compiled.get("graph_us") is not None:
                 row["graph_us"]["compile"] = compiled["graph_us"]
             if compiled.get("beside_graph_us") is not None:
-                row["mine_beside_compile_us"] = compiled["beside_graph_us"]
-                log(f"  mine      {compiled['beside_graph_us']:9.2f} µs in turn with compile there")
+                row["reference_beside_compile_us"] = compiled["beside_graph_us"]
+                log(f"  reference {compiled['beside_graph_us']:9.2f} µs in turn with compile there")
             elif compiled.get("beside_error"):
-                row["errors"]["mine (beside compile)"] = compiled["beside_error"]
+                row["errors"]["reference (beside compile)"] = compiled["beside_error"]
             log(f"  compile   {compiled['us']:9.2f} µs")
         else:
             row["errors"]["compile"] = compiled.get("error") or "no time"
@@ -455,8 +456,9 @@ class _CompileColumn:
     load its compiled graph, and that overlaps this process's own timings, while every timed
     stretch still waits for the lock. Without the lock each runs alone when its case asks.
 
-    The file under test (`beside`) is timed there too, in turn with torch.compile's graph: the
-    two are compared side by side, at the same clock (tutor.bench.isolated says why).
+    The reference solution (`beside`) is timed there too, in turn with torch.compile's graph,
+    so the two are compared at one clock (tutor.bench.isolated says why). The reference, not
+    the learner's file: a kernel that crashes the process would take compile's column with it.
     """
 
     AT_ONCE = 4

@@ -15,7 +15,7 @@ again for eager and compile as an independent check of the bench's columns.
 
 `--beside FILE` times that file's version of the function in the same CUDA-graph rotation
 (tutor.bench.timing.graphs_us: in turn, after a warm-up, on the same inputs). The bench passes
-the kernel under test: a card at its power limit runs the graph timed alone in a fresh process
+the reference solution: a card at its power limit runs the graph timed alone in a fresh process
 faster than the same graph timed in turn with others (m1's cuBLAS call: 191.9 µs alone here,
 198.4 in turn in the bench, H100, 2026-12-05), so "as fast as torch.compile" is judged on the
 two timed side by side here, not on numbers from two processes.
