@@ -899,6 +899,20 @@ def test_a_gpu_report_is_named_by_what_it_covers_and_never_replaces_one(gpu_repo
     assert gpu_report.free_name(tmp_path, "verdicts-coach-b2-f3") == "verdicts-coach-b2-f3-2"
 
 
+def test_a_reports_timed_cases_become_csv_rows_with_the_reference_beside_compile(gpu_report):
+    timed = {"device": "NVIDIA H100", "rows": [
+        {"label": "softmax m=4096 n=1000 bfloat16", "dtype": "bfloat16", "impl_us": 10.456,
+         "graph_us": 5.414, "compile_graph_us": 6.571, "reference_beside_compile_us": 5.52},
+        {"label": "softmax m=4096 n=8192 bfloat16", "impl_us": None},  # never reached
+    ]}  # fmt: skip
+    data = {"date": "2026-12-05", "env": {"torch": "2.11"}, "benches": {"t2": timed}}
+    (row,) = gpu_report.bench_rows(data, "2026-12-05/bench-t2")
+    assert (row["device"], row["torch"], row["drill"]) == ("NVIDIA H100", "2.11", "t2")
+    assert (row["graph_us"], row["do_bench_us"], row["compile_graph_us"]) == (5.41, 10.46, 6.57)
+    assert row["reference_beside_compile_us"] == 5.52
+    assert set(row) <= set(gpu_report.BENCH_COLUMNS)
+
+
 def test_the_bench_csv_keeps_every_reports_rows_and_replaces_a_reports_own(gpu_report, tmp_path):
     table = tmp_path / "bench.csv"
     row = lambda report, us: {"report": report, "drill": "t2", "do_bench_us": us}  # noqa: E731
