@@ -28,30 +28,10 @@ from triton.tools.tensor_descriptor import TensorDescriptor
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tune_sweep import load_solution, save_json  # noqa: E402 - the scripts folder is on the path
+from probe_tma import attn_fold  # noqa: E402 - the scripts folder is on the path
+from tune_sweep import load_solution, save_json  # noqa: E402
 
 LOG2E = 1.4426950408889634
-
-
-@triton.jit
-def _fold(acc, l_i, m_i, q, k_t, v, offs_m, offs_n, seq_len, qk_scale, MASKED, CAUSAL):
-    """One key block folded into one half's running (acc, l, m); k_t is k transposed."""
-    qk = tl.dot(q, k_t)
-    if MASKED:
-        visible = offs_n[None, :] < seq_len
-        if CAUSAL:
-            visible = visible & (offs_m[:, None] >= offs_n[None, :])
-        qk = tl.where(visible, qk * qk_scale, float("-inf"))
-        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
-        qk = qk - m_new[:, None]
-    else:
-        m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
-        qk = qk * qk_scale - m_new[:, None]
-    p = tl.exp2(qk)
-    alpha = tl.exp2(m_i - m_new)
-    l_i = l_i * alpha + tl.sum(p, axis=1)
-    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
-    return acc, l_i, m_new
 
 
 @triton.jit
@@ -63,10 +43,10 @@ def _fold_blocks(
         offs_n = start_n + tl.arange(0, BLOCK_N)
         k_t = tl.trans(k_desc.load([(row0 + start_n).to(tl.int32), 0]))
         v = v_desc.load([(row0 + start_n).to(tl.int32), 0])
-        acc0, l0, m0 = _fold(acc0, l0, m0, q0, k_t, v, offs_m0, offs_n, seq_len, qk_scale,
-                             MASKED, CAUSAL)  # fmt: skip
-        acc1, l1, m1 = _fold(acc1, l1, m1, q1, k_t, v, offs_m1, offs_n, seq_len, qk_scale,
-                             MASKED, CAUSAL)  # fmt: skip
+        acc0, l0, m0 = attn_fold(acc0, l0, m0, q0, k_t, v, offs_m0, offs_n, seq_len, qk_scale,
+                                 MASKED, CAUSAL, True)  # fmt: skip
+        acc1, l1, m1 = attn_fold(acc1, l1, m1, q1, k_t, v, offs_m1, offs_n, seq_len, qk_scale,
+                                 MASKED, CAUSAL, True)  # fmt: skip
     return acc0, l0, m0, acc1, l1, m1
 
 

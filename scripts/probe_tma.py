@@ -455,6 +455,36 @@ def skinny_section(table: Table, device: str, shapes) -> None:
 
 
 @triton.jit
+def attn_fold(
+    acc, l_i, m_i, q, k_t, v, offs_m, offs_n, seq_len, qk_scale,
+    MASKED: tl.constexpr, CAUSAL: tl.constexpr, FMA: tl.constexpr,
+):  # fmt: skip
+    """One key block folded into the running (acc, l, m) of the query rows `q`; k_t is the
+    block's k transposed. MASKED blocks mask padding and (CAUSAL) j > i; FMA scales and
+    subtracts the max in one multiply-add per score."""
+    qk = tl.dot(q, k_t)
+    if MASKED:
+        visible = offs_n[None, :] < seq_len
+        if CAUSAL:
+            visible = visible & (offs_m[:, None] >= offs_n[None, :])
+        qk = tl.where(visible, qk * qk_scale, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
+        qk = qk - m_new[:, None]
+    elif FMA:
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
+        qk = qk * qk_scale - m_new[:, None]
+    else:
+        qk = qk * qk_scale
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
+        qk = qk - m_new[:, None]
+    p = tl.exp2(qk)
+    alpha = tl.exp2(m_i - m_new)
+    l_i = l_i * alpha + tl.sum(p, axis=1)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return acc, l_i, m_new
+
+
+@triton.jit
 def _attn_probe_inner(
     acc,
     l_i,
@@ -490,27 +520,10 @@ def _attn_probe_inner(
             inside = (offs_n < seq_len)[:, None]
             k = tl.load(k_ptr + rows, mask=inside, other=0.0)
             v = tl.load(v_ptr + rows, mask=inside, other=0.0)
-        qk = tl.dot(q, tl.trans(k))
-        if MASKED:
-            visible = offs_n[None, :] < seq_len
-            if CAUSAL:
-                visible = visible & (offs_m[:, None] >= offs_n[None, :])
-            qk = tl.where(visible, qk * qk_scale, float("-inf"))
-            m_new = tl.maximum(m_i, tl.max(qk, axis=1))
-            qk = qk - m_new[:, None]
-        elif FMA:  # scale and subtract in one multiply-add per score
-            m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
-            qk = qk * qk_scale - m_new[:, None]
-        else:
-            qk = qk * qk_scale
-            m_new = tl.maximum(m_i, tl.max(qk, axis=1))
-            qk = qk - m_new[:, None]
-        p = tl.exp2(qk)
-        alpha = tl.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, axis=1)
-        acc = acc * alpha[:, None]
-        acc = tl.dot(p.to(v.dtype), v, acc)
-        m_i = m_new
+        acc, l_i, m_i = attn_fold(
+            acc, l_i, m_i, q, tl.trans(k), v, offs_m, offs_n, seq_len, qk_scale, MASKED, CAUSAL,
+            FMA,
+        )  # fmt: skip
     return acc, l_i, m_i
 
 
