@@ -7,7 +7,8 @@ eager, torch.compile and Liger).
     #   python3 -m pip download --no-deps --only-binary=:all: -d .whl liger-kernel==0.8.5
     # on the GPU machine (carry .whl):
     python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/liger_kernel-*.whl
-    PYTHONPATH=$PWD:/tmp/site python scripts/probe_liger.py [--out DIR]
+    PYTHONPATH=$PWD:/tmp/site python scripts/probe_liger.py [--out DIR] [--drills f5,t4]
+        [--no-eager]        # gpu_report.py runs it so, after its benches (they time eager)
     TRITON_INTERPRET=1 PYTHONPATH=/tmp/site python scripts/probe_liger.py --check   # CPU
 
 f5: Liger computes the loss and writes the gradient over the logits in one kernel, as the
@@ -115,19 +116,23 @@ def _drills() -> list[dict]:
     ]
 
 
-def drill_rows(spec: dict, gbps: float | None) -> list[dict]:
-    """Every side of one drill at each of its shapes (its small ones with no `gbps`)."""
+def drill_rows(spec: dict, gbps: float | None, eager: bool = True) -> list[dict]:
+    """Every side of one drill at each of its shapes (its small ones with no `gbps`); torch
+    eager's side left out with `eager` False (gpu_report's bench has timed it already)."""
     op = load_recipes(ROOT / "drills" / "bench" / f"{spec['drill']}.py")[spec["function"]]
     sides = {
         "eager": op.eager,
         "solution": getattr(load_solution(spec["solution"]), spec["function"]),
         "Liger-Kernel": spec["liger"],
     }
+    if not eager:
+        del sides["eager"]
+    graphed = tuple(side for side in spec["graphed"] if side in sides)
     rows = []
     for shape in spec["shapes"] if gbps else spec["check_shapes"]:
         sizes = " ".join(f"{k}={v}" for k, v in shape.items())
         case = f"{spec['drill']} {spec['function']} {sizes}"
-        rows += _case(op, sides, spec["graphed"], shape, case, gbps)
+        rows += _case(op, sides, graphed, shape, case, gbps)
     return rows
 
 
@@ -165,18 +170,21 @@ def _case(op, sides: dict, graphed: tuple, shape: dict, case: str, gbps: float |
     return rows
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=None)
     parser.add_argument("--check", action="store_true", help="small shapes, outputs only, CPU")
-    args = parser.parse_args()
+    parser.add_argument("--drills", default="f5,t4", help="comma-separated: f5, t4 or both")
+    parser.add_argument("--no-eager", action="store_true", help="leave torch eager's side out")
+    args = parser.parse_args(argv)
+    specs = [spec for spec in _drills() if spec["drill"] in args.drills.split(",")]
     try:
         import liger_kernel
     except ImportError:
         print("liger_kernel is not installed (see this script's docstring)", file=sys.stderr)
         return 2
     if args.check:
-        rows = [row for spec in _drills() for row in drill_rows(spec, None)]
+        rows = [row for spec in specs for row in drill_rows(spec, None, not args.no_eager)]
         wrong = [row for row in rows if not row["max_diff"] < 0.05]
         print(f"{len(rows) - len(wrong)} of {len(rows)} outputs match torch eager")
         return 1 if wrong else 0
@@ -185,7 +193,7 @@ def main() -> int:
         return 2
     gbps = _copy_gbps()
     print(f"{torch.cuda.get_device_name(0)}, copy {gbps:.0f} GB/s", flush=True)
-    rows = [row for spec in _drills() for row in drill_rows(spec, gbps)]
+    rows = [row for spec in specs for row in drill_rows(spec, gbps, not args.no_eager)]
     result = {
         "device": torch.cuda.get_device_name(0),
         "torch": torch.__version__,

@@ -186,6 +186,32 @@ def test_decode_and_large_shapes():
     assert not RECIPES["softmax"].is_large({"m": 4096, "n": 1000})
 
 
+def _solution(name: str):
+    spec = importlib.util.spec_from_file_location(
+        name, ROOT / "drills" / "solutions" / f"{name}.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_rows_are_read_twice_only_past_the_largest_block_a_solution_holds():
+    """#27 accepts a second read, and judges the reference against torch eager, torch.compile
+    and Liger-Kernel instead of copy bandwidth, only where a row is longer than the largest
+    block the solution keeps in registers: the recipes must follow the solutions' own limits."""
+    longest = _solution("t4_softmax_online").ONE_PASS_MAX
+    softmax_online = RECIPES["softmax_online"]
+    assert not softmax_online.reads_twice({"m": 4096, "n": longest})
+    assert softmax_online.reads_twice({"m": 4096, "n": longest + 1})
+    widest = _solution("f5_cross_entropy").MAX_BLOCK_V
+    cross_entropy = RECIPES["cross_entropy"]
+    assert cross_entropy.reads_twice({"t": 4096, "v": 128256})
+    assert not cross_entropy.reads_twice({"t": 4096, "v": 32000})  # fits: one read would do
+    assert not cross_entropy.reads_twice({"t": 1, "v": widest})
+    assert cross_entropy.reads_twice({"t": 1, "v": widest + 1})
+    assert not RECIPES["softmax"].reads_twice({"m": 4096, "n": 65536})  # no recipe says so
+
+
 def test_graph_times_rotate_inputs_over_twice_the_l2():
     """Every CUDA-graph time (learner, reference, torch.compile in its own process) rotates its
     inputs so that the calls of one graph touch twice the L2: replayed alone, a 16 MB case is
@@ -887,6 +913,88 @@ def test_the_compile_target_is_judged_on_the_two_graphs_timed_in_turn_in_compile
     }
     assert found["t2 softmax m=4096 n=1024"]["measured"] == "10.00 µs vs 9.60 µs (1.04×)"
     assert found["t2 softmax m=4096 n=1024"]["met"] is False
+
+
+def test_rows_read_twice_are_judged_against_eager_compile_and_liger_not_copy_bandwidth(
+    gpu_report,
+):
+    state = gpu_report.State(date="2026-01-02", started=time.monotonic(), options={})
+    long_rows = dict(function="softmax_online", graph_us=108.8, eager_graph_us=174.6)
+    twice = _row(
+        "softmax_online m=1024 n=65536 bfloat16",
+        111.3,
+        shape={"m": 1024, "n": 65536},
+        rereads=True,
+        graph_pct_copy=81.7,
+        **long_rows,
+    )
+    once = _row(
+        "softmax_online m=4096 n=8192 bfloat16",
+        49.9,
+        shape={"m": 4096, "n": 8192},
+        graph_pct_copy=80.0,
+        **long_rows,
+    )
+    state.benches["t4"] = _report(twice, once)
+    liger = lambda case, side, graph: {"case": case, "side": side, "graph_us": graph,  # noqa: E731
+                                       "do_bench_us": graph + 3, "max_diff": 0.0}  # fmt: skip
+    state.liger = {
+        "liger_kernel": "0.8.5",
+        "rows": [
+            liger("t4 softmax_online m=1024 n=65536", "solution", 108.2),
+            liger("t4 softmax_online m=1024 n=65536", "Liger-Kernel", 140.6),
+            liger("t4 softmax_online m=4096 n=8192", "solution", 46.8),
+            liger("t4 softmax_online m=4096 n=8192", "Liger-Kernel", 46.7),
+        ],
+    }
+    found = {(t["case"], t["target"].split(" (")[0]): t for t in gpu_report.targets(state)}
+    long_case, short_case = "t4 softmax_online m=1024 n=65536", "t4 softmax_online m=4096 n=8192"
+    assert (long_case, "≥ 85% of copy bandwidth") not in found
+    eager = found[(long_case, "ahead of torch eager")]
+    assert eager["measured"] == "108.80 µs vs 174.60 µs (0.62×); 81.7% of copy"
+    assert eager["met"] is True
+    assert found[(long_case, "ahead of Liger-Kernel")]["measured"] == (
+        "108.20 µs vs 140.60 µs (0.77×)"
+    )
+    assert found[(long_case, "ahead of Liger-Kernel")]["met"] is True
+    # a row the solution reads once keeps its copy-bandwidth target, and no Liger target
+    assert found[(short_case, "≥ 85% of copy bandwidth")]["met"] is False
+    assert not any(case == short_case and "Liger" in target for case, target in found)
+    # Liger's cross-entropy cannot be captured in a graph: then both sides per call
+    state.liger["rows"][1]["graph_us"] = None
+    (per_call,) = [t for t in gpu_report.targets(state) if "Liger" in t["target"]]
+    assert per_call["target"] == "ahead of Liger-Kernel (do_bench, per call, in one process)"
+    assert per_call["measured"] == "111.20 µs vs 143.60 µs (0.77×)"
+    text = "\n".join(gpu_report.liger_section(state.liger))
+    assert "## Liger-Kernel 0.8.5" in text
+    assert "| t4 softmax_online m=4096 n=8192 | Liger-Kernel | 49.70 | — | 46.70 | — | 0 |" in text
+
+
+def test_the_reports_liger_step_keeps_the_probes_rows_or_says_in_one_note_why_not(
+    gpu_report, catalogue, monkeypatch
+):
+    state = gpu_report.State(date="2026-01-02", started=time.monotonic(), options={})
+    ran = []
+
+    def probe(command, env, **options):
+        ran.append((command, env))
+        folder = Path(command[command.index("--out") + 1])
+        if "f5" in command[-1]:
+            (folder / "probe-liger.json").write_text(json.dumps({"rows": [{"case": "x"}]}))
+            return argparse.Namespace(returncode=0, stderr="")
+        return argparse.Namespace(returncode=2, stderr="Traceback\nImportError: no liger_kernel")
+
+    monkeypatch.setattr(gpu_report.subprocess, "run", probe)
+    later = time.monotonic() + 600
+    gpu_report.run_liger(state, catalogue, ["f5", "t4"], later)
+    command, env = ran[0]
+    assert command[-3:] == ["--no-eager", "--drills", "f5,t4"]
+    assert env["TUTOR_GPU_LOCK"].endswith("gpu-timing.lock")  # timed under the benches' lock
+    assert state.liger == {"rows": [{"case": "x"}]} and not state.notes
+    gpu_report.run_liger(state, catalogue, ["t4"], later)
+    assert state.notes == ["liger: probe_liger.py exited 2: ImportError: no liger_kernel"]
+    gpu_report.run_liger(state, catalogue, ["f5"], time.monotonic() + 5)  # no time left
+    assert len(ran) == 2 and "not run" in state.notes[-1]
 
 
 def test_a_gpu_report_is_named_by_what_it_covers_and_never_replaces_one(gpu_report, tmp_path):

@@ -19,6 +19,7 @@ from tutor.i18n import _
 # its time there is that of 1.10-1.13x the fewest bytes at copy bandwidth, and 1.45x on rows of
 # 65536, which it must read twice. A kernel that walks the short rows twice took 1.44-1.57x.
 ONE_READ = 1.2  # the reference's traffic ratio at most this: it read the row once
+ONE_BLOCK_MAX = 8192  # the solution's ONE_PASS_MAX: longer rows it walks twice
 
 
 def softmax_online_eager(x: torch.Tensor) -> torch.Tensor:
@@ -74,5 +75,6 @@ RECIPES = [
         eager=softmax_online_eager,
         rows_key="m",
         levers=(second_read,),
+        rereads=lambda s: s["n"] > ONE_BLOCK_MAX,
     ),
 ]

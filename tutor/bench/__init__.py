@@ -68,6 +68,7 @@ class BenchRow:
     bytes: int = 0  # the fewest bytes read + written (the drill's bench recipe)
     decode: bool = False  # a few rows: the time is mostly launch overhead
     large: bool = False  # enough traffic that the target is a share of copy bandwidth
+    rereads: bool = False  # the reference must read the rows twice (recipe.Recipe.rereads)
     flops: float | None = None  # floating-point operations of one call (compute-bound drills)
     tflops: float | None = None  # flops / the learner's time
     pct_matmul: float | None = None  # tflops as a percentage of the card's bf16 matmul rate
@@ -402,6 +403,7 @@ def row_from_child(raw: dict[str, Any], copy_gbps: float | None) -> BenchRow:
         bytes=int(raw.get("bytes", 0)),
         decode=bool(raw.get("decode")),
         large=bool(raw.get("large")),
+        rereads=bool(raw.get("rereads")),
         impl_us=us.get("mine"),
         reference_us=us.get("reference"),
         eager_us=us.get("eager"),

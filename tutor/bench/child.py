@@ -377,6 +377,7 @@ def _bench_case(
         "target": op.target,
         "decode": op.is_decode(case.shape),
         "large": op.is_large(case.shape, case.dtype),
+        "rereads": op.reads_twice(case.shape),
         "us": {},
         "graph_us": {},
         "max_diff": {},

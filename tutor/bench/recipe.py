@@ -23,6 +23,11 @@ It is course content, loaded by the bench process (which has torch) like the lea
 - `target`: what the reference should reach at large shapes: a percentage of the card's copy
   bandwidth for memory-bound functions (85 when not given), or, with `flops`, the share of torch
   eager's speed (0.8 for a matmul against cuBLAS).
+- `rereads(shape)`: whether the reference must read its input twice at this shape, its rows
+  being longer than the largest block it holds in registers. Plain `tl` on Triton 3.6 then
+  stops short of copy bandwidth (about 70% on an H200, 82% on an H100, docs/gpu-verification.md),
+  which issue 27 accepts: there the reference's target is to be ahead of torch eager,
+  torch.compile and Liger-Kernel instead.
 
 Every implementation is called as `fn(*inputs)`. In-place functions are timed rotating among
 `IN_PLACE_SETS` copies of their inputs, so values cannot drift to inf over hundreds of calls
@@ -70,6 +75,7 @@ class Recipe:
     rows_key: str | None = None  # the dim that counts rows (tokens), for "decode-sized"
     target: float | None = None  # see the module docstring
     levers: tuple[Callable[..., Any], ...] = ()  # the drill's own perf rules (tutor.bench.rules)
+    rereads: Callable[[Shape], bool] | None = None  # see the module docstring
 
     def checked(self, shape: Shape) -> Shape:
         if set(shape) != set(self.dims):
@@ -109,6 +115,10 @@ class Recipe:
     def is_large(self, shape: Shape, dtype: str = "bfloat16") -> bool:
         """Enough traffic that the target is a share of copy bandwidth."""
         return self.bytes_moved(shape, dtype) >= LARGE_MIN_BYTES
+
+    def reads_twice(self, shape: Shape) -> bool:
+        """The reference must read its rows twice here: copy bandwidth is not its target."""
+        return bool(self.rereads and self.rereads(self.checked(shape)))
 
 
 def load_recipes(path: Path) -> dict[str, Recipe]:
