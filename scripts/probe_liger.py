@@ -132,11 +132,11 @@ def drill_rows(spec: dict, gbps: float | None, eager: bool = True) -> list[dict]
     for shape in spec["shapes"] if gbps else spec["check_shapes"]:
         sizes = " ".join(f"{k}={v}" for k, v in shape.items())
         case = f"{spec['drill']} {spec['function']} {sizes}"
-        rows += _case(op, sides, graphed, shape, case, gbps)
+        rows += case_rows(op, sides, graphed, shape, case, gbps)
     return rows
 
 
-def _case(op, sides: dict, graphed: tuple, shape: dict, case: str, gbps: float | None):
+def case_rows(op, sides: dict, graphed: tuple, shape: dict, case: str, gbps: float | None):
     """Every side at one shape: the `graphed` ones in CUDA graphs, timed in turn; then each
     checked against eager and timed per call with do_bench (over copies of the inputs, since
     Liger's cross-entropy writes over its logits). With no `gbps` (--check), on the CPU: the
