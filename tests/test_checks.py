@@ -109,6 +109,34 @@ def test_untouched_and_all_zero_outputs():
     assert _diagnosis(torch.zeros(5), torch.ones(5)).diagnosis == dx.OUTPUT_UNTOUCHED
 
 
+def test_all_zeros_is_untouched_only_where_the_memory_could_have_been_zero(tmp_path):
+    """A kernel that writes zeros into torch.empty's memory wrote it (the harness fills that
+    memory with a sentinel first): its all-zero output is a wrong value, not one never written.
+    An output made by torch.zeros and left alone is `output-untouched`."""
+    from tutor.harness import learner
+
+    path = tmp_path / "mine.py"
+    path.write_text(
+        "import torch\n"
+        "from tutor.harness import launches\n"
+        "def launch():\n"
+        "    launches._count += 1  # stands in for kernel[(1,)](...)\n"
+        "    launches._programs += 1\n"
+        "def written_with_zeros(x):\n"
+        "    launch()  # a kernel that stores 0.0\n"
+        "    out = torch.empty_like(x)\n"
+        "    out.fill_(0.0)\n"
+        "    return out\n"
+        "def never_written(x):\n"
+        "    launch()  # a kernel whose stores all miss\n"
+        "    return torch.zeros_like(x)\n"
+    )
+    module = learner.load(path, ("written_with_zeros", "never_written"))
+    x = torch.ones(5)
+    assert _diagnosis(module.written_with_zeros(x), x).diagnosis == dx.MISMATCH
+    assert _diagnosis(module.never_written(x), x).diagnosis == dx.OUTPUT_UNTOUCHED
+
+
 def test_only_the_tail_wrong():
     want = torch.ones(2, 10)
     got = want.clone()

@@ -77,6 +77,11 @@ class GuardedAllocations(TorchFunctionMode):
     def __init__(self) -> None:
         super().__init__()
         self.buffers: list[tuple[torch.Tensor, int]] = []
+        # The storages of tensors handed out filled with the sentinel (torch.empty and kin),
+        # and of those handed out with values (zeros, ones, full): a tensor of the first kind
+        # that holds no sentinel any more was written, whatever it holds now.
+        self.sentinel_storages: set[int] = set()
+        self.valued_storages: set[int] = set()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
@@ -94,8 +99,15 @@ class GuardedAllocations(TorchFunctionMode):
         view = buffer[GUARD : GUARD + n].view(result.shape)
         if func not in _UNINITIALISED:
             view.copy_(result)  # keep what zeros / ones / full put there
+        kind = self.sentinel_storages if func in _UNINITIALISED else self.valued_storages
+        kind.add(buffer.untyped_storage().data_ptr())
         self.buffers.append((buffer, n))
         return view
+
+    def started_as_sentinel(self) -> frozenset[int]:
+        """The storages (by address) that began filled with the sentinel and only so: an
+        address freed and handed out again by another kind of factory is left out."""
+        return frozenset(self.sentinel_storages - self.valued_storages)
 
     def check(self, name: str) -> None:
         """Fail if any sentinel around an allocation was overwritten, naming how."""

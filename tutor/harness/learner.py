@@ -106,6 +106,14 @@ class Learner:
 
 # Programs the last observed call's launches asked for: 0 when its grids rounded down to nothing.
 last_call_programs: int | None = None
+# The storages the last observed call made with torch.empty and kin, filled with the sentinel
+# (tutor.harness.allocations): an output among them that holds no sentinel was written.
+last_call_sentinel_storages: frozenset[int] = frozenset()
+
+
+def started_as_sentinel(tensor: torch.Tensor) -> bool:
+    """Whether `tensor` is (a view of) memory the last call made with torch.empty or kin."""
+    return tensor.untyped_storage().data_ptr() in last_call_sentinel_storages
 
 
 def observed(
@@ -115,7 +123,7 @@ def observed(
     one launch, and no call to one of the drill's `torch_core` operations."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        global last_call_programs
+        global last_call_programs, last_call_sentinel_storages
         before, programs_before = launches.count(), launches.programs()
         try:
             # The fence first, so that the core calls seen are the learner's, not its copies.
@@ -131,6 +139,7 @@ def observed(
             raise failure from None
         allocations.check(name)
         last_call_programs = launches.programs() - programs_before
+        last_call_sentinel_storages = allocations.started_as_sentinel()
         if launches.count() == before:
             raise HarnessFailure(
                 dx.TORCH_FALLBACK,
