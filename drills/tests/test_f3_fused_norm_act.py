@@ -105,6 +105,33 @@ def rounded_h_suspects(
     ]
 
 
+def reloaded_residual_suspects(
+    x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, backend: Backend
+) -> list[Suspect]:
+    """The new x if h went into residual in the pass that sums the squares, and the pass that
+    normalizes loaded residual again: it found h there, and normalized x + h."""
+    h = x.float() + residual.float()
+    reloaded = x.float() + round_to(h, residual.dtype, backend).float()
+    return [
+        Suspect(
+            "residual-writeback",
+            round_to(_scaled(reloaded, h, weight), x.dtype, backend),
+            "x + h, normalized: h was stored into residual before the pass that normalizes, "
+            "which loaded residual again and found h there instead of the old residual",
+        )
+    ]
+
+
+def x_suspects(
+    x: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor, backend: Backend
+) -> list[Suspect]:
+    """What known mistakes make of the new x."""
+    return [
+        *rounded_h_suspects(x, residual, weight, backend),
+        *reloaded_residual_suspects(x, residual, weight, backend),
+    ]
+
+
 def writeback_suspects(
     x_in: torch.Tensor, residual_in: torch.Tensor, x_out: torch.Tensor
 ) -> list[Suspect]:
@@ -236,13 +263,13 @@ def check_fused_outputs(
     want32 = expected_outputs(x_in.float(), residual_in.float(), weight.float(), backend)
     # The norm of the rounded h can fail the tolerance before the bit-level check below (on
     # the CPU, where both roundings truncate): the same suspects then name it here too.
-    rounded_h = partial(rounded_h_suspects, x_in, residual_in, weight, backend)
+    named = partial(x_suspects, x_in, residual_in, weight, backend)
     expect_close(
         x,
         want_x,
         what="x",
         tol=_tol(x.dtype, NORM_FP32),
-        suspects=rounded_h,
+        suspects=named,
         untouched=x_in,
         fp32_rerun=lambda: rerun_fp32()[0],
         fp32_expected=want32[0],
@@ -259,7 +286,7 @@ def check_fused_outputs(
         reads_guarded=reads_guarded,
     )
     if x.dtype == torch.bfloat16:
-        expect_bits(x, want_x, what="x", suspects=rounded_h)
+        expect_bits(x, want_x, what="x", suspects=named)
 
 
 def _fused_looks_right(
