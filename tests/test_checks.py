@@ -137,6 +137,44 @@ def test_all_zeros_is_untouched_only_where_the_memory_could_have_been_zero(tmp_p
     assert _diagnosis(module.never_written(x), x).diagnosis == dx.OUTPUT_UNTOUCHED
 
 
+def test_grid_too_small_needs_launches_that_can_stop_where_the_writes_stop(tmp_path):
+    """A grid that rounds down stops on a whole number of blocks: 3 programs of 256 leave
+    index 768 on unwritten. A right-sized grid whose mask is one lane short, or whose column
+    programs all store the first block, stops elsewhere: no grid-too-small for those."""
+    from tutor.harness import learner
+
+    path = tmp_path / "mine.py"
+    path.write_text(
+        "import math\n"
+        "import torch\n"
+        "from tutor.harness import launches\n"
+        "def launch(grid, *blocks):  # stands in for kernel[grid](..., BLOCK=...)\n"
+        "    launches._count += 1\n"
+        "    launches._programs += math.prod(grid)\n"
+        "    launches._recent.append((launches._count, launches.Launch(grid, blocks)))\n"
+        "def floor_grid(x):\n"
+        "    out = torch.empty_like(x)\n"
+        "    launch((x.numel() // 256,), 256)\n"
+        "    out[:768] = x[:768]\n"
+        "    return out\n"
+        "def mask_one_short(x):\n"
+        "    out = torch.empty_like(x)\n"
+        "    launch((4,), 256)\n"
+        "    out[:-1] = x[:-1]\n"
+        "    return out\n"
+        "def first_block_everywhere(x):\n"
+        "    out = torch.empty_like(x)\n"
+        "    launch((2, 4), 512)  # a row a program, four column programs\n"
+        "    out[:, :512] = x[:, :512]\n"
+        "    return out\n"
+    )
+    module = learner.load(path, ("floor_grid", "mask_one_short", "first_block_everywhere"))
+    flat, rows = torch.randn(1000), torch.randn(2, 2000)
+    assert _diagnosis(module.floor_grid(flat), flat).diagnosis == dx.GRID_TOO_SMALL
+    assert _diagnosis(module.mask_one_short(flat), flat).diagnosis != dx.GRID_TOO_SMALL
+    assert _diagnosis(module.first_block_everywhere(rows), rows).diagnosis == dx.MISMATCH
+
+
 def test_only_the_tail_wrong():
     want = torch.ones(2, 10)
     got = want.clone()

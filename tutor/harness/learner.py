@@ -109,6 +109,8 @@ last_call_programs: int | None = None
 # The storages the last observed call made with torch.empty and kin, filled with the sentinel
 # (tutor.harness.allocations): an output among them that holds no sentinel was written.
 last_call_sentinel_storages: frozenset[int] = frozenset()
+# The last observed call's launches (grids and blocks): evidence for and against grid-too-small.
+last_call_launches: list[launches.Launch] = []
 
 
 def started_as_sentinel(tensor: torch.Tensor) -> bool:
@@ -123,7 +125,7 @@ def observed(
     one launch, and no call to one of the drill's `torch_core` operations."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        global last_call_programs, last_call_sentinel_storages
+        global last_call_programs, last_call_sentinel_storages, last_call_launches
         before, programs_before = launches.count(), launches.programs()
         try:
             # The fence first, so that the core calls seen are the learner's, not its copies.
@@ -140,6 +142,7 @@ def observed(
         allocations.check(name)
         last_call_programs = launches.programs() - programs_before
         last_call_sentinel_storages = allocations.started_as_sentinel()
+        last_call_launches = launches.since(before)
         if launches.count() == before:
             raise HarnessFailure(
                 dx.TORCH_FALLBACK,
