@@ -109,11 +109,22 @@ def test_untouched_and_all_zero_outputs():
     assert _diagnosis(torch.zeros(5), torch.ones(5)).diagnosis == dx.OUTPUT_UNTOUCHED
 
 
-def test_all_zeros_is_untouched_only_where_the_memory_could_have_been_zero(tmp_path):
+def _fresh_calls(monkeypatch) -> None:
+    """The learner's last call is kept module-wide, as evidence for the check after it: put
+    it back after the test, so the tests that check no call see none."""
+    from tutor.harness import learner
+
+    for name in ("last_call_programs", "last_call_sentinel_storages", "last_call_launches"):
+        monkeypatch.setattr(learner, name, getattr(learner, name))
+
+
+def test_all_zeros_is_untouched_only_where_the_memory_could_have_been_zero(tmp_path, monkeypatch):
     """A kernel that writes zeros into torch.empty's memory wrote it (the harness fills that
     memory with a sentinel first): its all-zero output is a wrong value, not one never written.
     An output made by torch.zeros and left alone is `output-untouched`."""
     from tutor.harness import learner
+
+    _fresh_calls(monkeypatch)
 
     path = tmp_path / "mine.py"
     path.write_text(
@@ -137,11 +148,13 @@ def test_all_zeros_is_untouched_only_where_the_memory_could_have_been_zero(tmp_p
     assert _diagnosis(module.never_written(x), x).diagnosis == dx.OUTPUT_UNTOUCHED
 
 
-def test_grid_too_small_needs_launches_that_can_stop_where_the_writes_stop(tmp_path):
+def test_grid_too_small_needs_launches_that_can_stop_where_the_writes_stop(tmp_path, monkeypatch):
     """A grid that rounds down stops on a whole number of blocks: 3 programs of 256 leave
     index 768 on unwritten. A right-sized grid whose mask is one lane short, or whose column
     programs all store the first block, stops elsewhere: no grid-too-small for those."""
     from tutor.harness import learner
+
+    _fresh_calls(monkeypatch)
 
     path = tmp_path / "mine.py"
     path.write_text(

@@ -138,6 +138,13 @@ def test_a_stage_carries_the_runs_own_numbers_and_reads_well_without_them(course
     assert "some values at its end (from one position on) were never written" in bare.stages[0]
 
 
+def test_nan_or_inf_counts_the_values_that_are_nan_or_inf_not_all_the_wrong_ones(course):
+    """rstd = rsqrt(var) + eps: 4 values wrong, 1 of them inf; the hint says 1, not 4."""
+    facts = {"wrong": 4, "nonfinite": 1, "total": 4, "first": "2", "pattern": "nan"}
+    view = _coach(course).record_run(_failed_with(course, "nan-or-inf", facts))
+    assert view.stages[0].startswith("1 of 4 values are NaN or inf")
+
+
 def test_a_generic_ladder_follows_where_the_output_is_wrong(course):
     """mismatch: only the end -> the grid and the last mask; whole rows -> strides; off by one
     factor -> a constant or a scale; NaN rows -> padding and masks; else the formula."""

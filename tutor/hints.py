@@ -279,6 +279,10 @@ def _count(f: dict) -> str:
     return _("{wrong} of {total} values").format(wrong=f["wrong"], total=f["total"])
 
 
+def _nonfinite(f: dict) -> str:
+    return _("{nonfinite} of {total} values").format(nonfinite=f["nonfinite"], total=f["total"])
+
+
 def _rows(f: dict) -> str:
     return _("{wrong} of {rows} rows").format(wrong=f["wrong_rows"], rows=f["rows"])
 
@@ -299,6 +303,7 @@ def _unwritten(f: dict) -> str:
 # the catalogue here, translated when it is used).
 PLACEHOLDERS: dict[str, tuple] = {
     "count": (_count, N_("some values")),  # "6 of 1200 values"
+    "nonfinite": (_nonfinite, N_("some values")),  # "1 of 4 values": those NaN or inf
     "rows": (_rows, N_("some rows")),  # "2 of 8 rows"
     "first": (_first, N_("one position")),  # "index 768", "position [2, 0]"
     "factor": (lambda f: str(f["factor"]), N_("one factor")),  # "x0.5", "x0.5, x2, ..."

@@ -76,6 +76,7 @@ def _facts(shape, wrong2, nan2, got, want) -> dict:
     wrong_rows = wrong2.any(dim=1).nonzero().reshape(-1).tolist()
     facts = {
         "wrong": count,
+        "nonfinite": int(nan2.sum()),  # of the wrong values, those that are NaN or inf
         "total": wrong2.numel(),
         "rows": rows,
         "wrong_rows": len(wrong_rows),
