@@ -42,6 +42,16 @@ def test_message_says_how_many_where_and_by_how_much():
     assert "got 0.5, expected 0" in failure.message
 
 
+def test_the_worst_value_is_shown_with_the_digits_that_tell_it_apart():
+    """Under a tolerance tighter than 6 digits, "got 1.20903, expected 1.20903" would say
+    nothing: the message shows as many digits as it takes."""
+    want = torch.tensor([1.2090312])
+    got = torch.tensor([1.2090334])
+    with pytest.raises(DrillFailure) as caught:
+        expect_close(got, want, what="y", tol=Tolerance(atol=1e-7, rtol=1e-7))
+    assert "got 1.209033, expected 1.209031" in caught.value.message
+
+
 def test_shape_and_dtype_come_first():
     assert _diagnosis(torch.zeros(3), torch.zeros(4)).diagnosis == dx.WRONG_SHAPE
     assert (

@@ -111,11 +111,13 @@ _MISTAKES: list[tuple[str, Callable[[torch.Tensor], torch.Tensor], str]] = [
         )
         for scale, cubic, text in [
             (0.7978, CUBIC, "0.7978 for sqrt(2/pi) = 0.7978845608"),
+            (0.7979, CUBIC, "0.7979 for sqrt(2/pi) = 0.7978845608"),
             (0.798, CUBIC, "0.798 for sqrt(2/pi) = 0.7978845608"),
             (0.8, CUBIC, "0.8 for sqrt(2/pi) = 0.7978845608"),
             (SQRT_2_OVER_PI, 0.0447, "0.0447 for 0.044715"),
             (SQRT_2_OVER_PI, 0.045, "0.045 for 0.044715"),
             (0.7978, 0.0447, "0.7978 for sqrt(2/pi) and 0.0447 for 0.044715"),
+            (0.7979, 0.0447, "0.7979 for sqrt(2/pi) and 0.0447 for 0.044715"),
         ]
     ],
     (

@@ -460,6 +460,7 @@ def describe_mismatch(got: torch.Tensor, want: torch.Tensor, tol: Tolerance, wha
     g, w = got.reshape(-1)[flat].item(), want.reshape(-1)[flat].item()
     allowed = tol.atol + tol.rtol * abs(w)
     count = int(wrong.sum())
+    digits = _digits_apart(g, w)
     return _(
         "{what}: {count} of {total} values differ ({share}%); worst at {at}: got {got}, "
         "expected {want} (|diff| {diff}, allowed {allowed})"
@@ -469,11 +470,21 @@ def describe_mismatch(got: torch.Tensor, want: torch.Tensor, tol: Tolerance, wha
         total=total,
         share=f"{100 * count / total:.1f}",
         at=at,
-        got=f"{g:.6g}",
-        want=f"{w:.6g}",
+        got=f"{g:.{digits}g}",
+        want=f"{w:.{digits}g}",
         diff=f"{abs(g - w):.3g}",
         allowed=f"{allowed:.3g}",
     )
+
+
+def _digits_apart(got: float, want: float) -> int:
+    """Significant digits that show `got` and `want` apart: 6, or as many more (up to 9, a
+    float32's worth) as a tight tolerance needs ("got 1.20903, expected 1.20903" tells the
+    learner nothing)."""
+    for digits in range(6, 10):
+        if f"{got:.{digits}g}" != f"{want:.{digits}g}":
+            return digits
+    return 9
 
 
 def _close_mask(got: torch.Tensor, want: torch.Tensor, tol: Tolerance) -> torch.Tensor:
