@@ -149,6 +149,13 @@ def test_fp32_every_kind_of_row(impl, backend):
     check_softmax(impl, backend, x, FP32, reads_guarded=True)
 
 
+def test_fp32_rows_in_no_round_number(impl, backend):
+    # 37 rows, a prime: a kernel that takes several rows a program and counts its programs with
+    # M // ROWS leaves the last rows unwritten here (the other tests have 8 rows or fewer).
+    x, _ = guarded(mixed_rows((37, 64), torch.float32, backend.device, seed=9))
+    check_softmax(impl, backend, x, FP32, reads_guarded=True)
+
+
 def test_fp32_short_rows(impl, backend):
     # N = 37: 27 of 64 lanes are padding, so zero padding dominates an all-negative row's sum.
     x, _ = guarded(mixed_rows((4, 37), torch.float32, backend.device, seed=2))
