@@ -153,31 +153,45 @@ def untransposed_mask(m: int, n: int, block: int) -> tuple[torch.Tensor, torch.T
     return (kept & inside)[:n, :m] & ~hit, (~kept & inside)[:n, :m] & ~hit
 
 
-def trans_mask_evidence(impl, x: torch.Tensor) -> str | None:
-    """For some square tile: y right where the untransposed mask writes it and never written
-    where it does not. The learner's function runs again with its allocations fenced, so y can
-    be looked at even when a store landed outside it."""
+def _untransposed_mask_blocks(impl, x: torch.Tensor) -> dict[int, int]:
+    """block -> values never written, for each square tile whose untransposed mask predicts y
+    exactly: right where that mask writes it and never written where it does not (nothing
+    never written, where it leaves no gap at this shape). The learner's function runs again
+    with its allocations fenced, so y can be looked at even when a store landed outside it."""
     try:
         with GuardedAllocations():
             y = impl.module.transpose(x)
     except Exception:  # noqa: BLE001 - evidence only: the first call's failure stands
-        return None
+        return {}
     m, n = x.shape
     if not isinstance(y, torch.Tensor) or tuple(y.shape) != (n, m) or y.stride() != (m, 1):
-        return None
+        return {}
     got, want, blank = y.detach().cpu(), x.detach().cpu().t(), never_written(y.detach()).cpu()
+    found = {}
     for block in SQUARE_TILES:
         right, unwritten = untransposed_mask(m, n, block)
-        if not unwritten.any():
-            continue
         if torch.equal(got[right], want[right]) and bool(blank[unwritten].all()):
-            return (
-                f"With {block} x {block} tiles, y holds exactly what storing tl.trans(tile) "
-                "with the tile's own mask gives: the mask is for x's [BLOCK_M, BLOCK_N] tile, "
-                f"so in y it is mirrored across each tile's diagonal. {int(unwritten.sum())} "
-                "values inside y were never written, and stores outside y went through. The "
-                "stored tile is transposed: its mask must be too, tl.trans(mask)."
-            )
+            found[block] = int(unwritten.sum())
+    return found
+
+
+def trans_mask_evidence(impl, x: torch.Tensor) -> str | None:
+    """The untransposed mask explains y for some square tile, on x (leaving part of y never
+    written) and on an x of the swapped shape too: a mask that checks one bound twice can leave
+    the same part of y unwritten on one shape, but not on both."""
+    m, n = x.shape
+    found = {block: count for block, count in _untransposed_mask_blocks(impl, x).items() if count}
+    if found and m != n:
+        swapped = _untransposed_mask_blocks(impl, contiguous_input((n, m), x.dtype, x.device, 11))
+        found = {block: count for block, count in found.items() if block in swapped}
+    for block, unwritten in found.items():
+        return (
+            f"With {block} x {block} tiles, y holds exactly what storing tl.trans(tile) "
+            "with the tile's own mask gives: the mask is for x's [BLOCK_M, BLOCK_N] tile, "
+            f"so in y it is mirrored across each tile's diagonal. {unwritten} "
+            "values inside y were never written, and stores outside y went through. The "
+            "stored tile is transposed: its mask must be too, tl.trans(mask)."
+        )
     return None
 
 
