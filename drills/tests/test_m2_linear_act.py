@@ -29,6 +29,7 @@ from tutor.harness import (
 from tutor.harness.inputs import guard_value
 
 DRILL = "m2"
+ROW_STRIDE = "row-stride"
 
 BIAS_AXIS = "bias-axis"
 BIAS_ROUNDED = "bias-rounded"
@@ -37,7 +38,6 @@ EPILOGUE_IN_LOOP = "epilogue-in-loop"
 WEIGHT_TRANSPOSE = "weight-transpose"
 
 BLOCK_KS = (16, 32, 64, 128, 256)  # the BLOCK_K a learner may pick (tl.dot needs >= 16)
-NAN = float("nan")
 
 
 def _tol(dtype: torch.dtype, backend: Backend) -> Tolerance:
@@ -268,19 +268,27 @@ def test_linear_gelu_strided(impl, backend):
     """x a slice of wider rows and w the transpose of a [K, N] tensor: read through strides."""
     m, k, n = 20, 300, 45
     x_values, w_values, b = _inputs(m, k, n, seed=6, dtype=torch.float32, device=backend.device)
-    wide = _guarded(torch.full((m, k + 5), NAN, device=backend.device))
+    wide = _guarded(torch.full((m, k + 5), guard_value(), device=backend.device))
     x = wide[:, :k]
     x.copy_(x_values)
     w = _guarded(w_values.t().contiguous()).t()
     y = impl.linear_gelu(x, w, _guarded(b))
     want = reference(x_values, w_values, b).float()
-    _expect_y(
-        y,
-        want,
-        tol=_tol(torch.float32, backend),
-        suspects=lambda: suspects(x_values, w_values, b, backend),
-        reads_guarded=True,
-    )
+
+    def named() -> list[Suspect]:
+        rows_k_apart = wide.reshape(-1)[: m * k].view(m, k)  # x's memory, rows taken K apart
+        return [
+            *suspects(x_values, w_values, b, backend),
+            Suspect(
+                ROW_STRIDE,
+                reference(rows_k_apart, w_values, b).float(),
+                f"x's rows read as if they were K = {k} apart: x is a slice of rows {k + 5} "
+                "long, so row r starts r * x.stride(0) in, and the rows after the first took "
+                "in the slack between them",
+            ),
+        ]
+
+    _expect_y(y, want, tol=_tol(torch.float32, backend), suspects=named, reads_guarded=True)
 
 
 def test_linear_gelu_aligned_rows(impl, backend):
