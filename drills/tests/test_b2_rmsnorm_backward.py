@@ -24,6 +24,8 @@ recomputes it (with any small eps, from the rounded x or not) is off by about 40
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -141,6 +143,8 @@ def expect_backward(
 ) -> None:
     got_dx, got_dw = _out(impl, dy, x, w, rstd)
     programs = learner.last_call_programs  # before any re-run
+    # each launch's program count: a grid-stride kernel's P, where each program keeps a row
+    grids = {math.prod(launch.grid) for launch in learner.last_call_launches if launch.grid}
     bf16 = x.dtype != torch.float32
 
     def dx_suspects() -> list[Suspect]:
@@ -204,7 +208,7 @@ def expect_backward(
             raise
         if not backend.is_cpu:  # the interpreter runs programs in order: always the same dw
             _varies_between_runs(got_dw, lambda: _out(impl, dy, x, w, rstd)[1], dw_tol, failure)
-        _which_rows(got_dw, dy, x, w, rstd, programs, failure)
+        _which_rows(got_dw, dy, x, w, rstd, programs, failure, grids)
         _one_row_per_column(got_dw, dy, x, w, rstd, dw_tol, failure)
         _partials_unwritten(got_dw, want_dw, failure)
         _partials_rounded(got_dw, dy, x, w, rstd, backend, dw_tol, failure)
@@ -228,10 +232,13 @@ def _varies_between_runs(got_dw, run_again, tol: Tolerance, failure: DrillFailur
                 ) from None
 
 
-def _which_rows(got_dw, dy, x, w, rstd, programs: int | None, failure: DrillFailure) -> None:
+def _which_rows(
+    got_dw, dy, x, w, rstd, programs: int | None, failure: DrillFailure, grids: set[int]
+) -> None:
     """Name dw-race or dw-one-row when dw is the sum of some rows' contributions only.
 
-    `programs`: how many programs the call launched, all kernels together.
+    `programs`: how many programs the call launched, all kernels together; `grids`: how many
+    each launch asked for.
     """
     parts = _terms(dy.cpu(), x.cpu(), w.cpu(), rstd.cpu())[2]  # [M, N], one row per row of x
     m, n = parts.shape
@@ -258,6 +265,17 @@ def _which_rows(got_dw, dy, x, w, rstd, programs: int | None, failure: DrillFail
             f"Your dw is row {rows[0]}'s contribution only, of {m}: every program stored its "
             "dw to the same place and the last one to write won (or one loop over all the "
             "rows replaced its sum with each row instead of adding it).",
+        ) from None
+    last = len(rows)
+    if rows == list(range(m - last, m)) and last in grids and -(-m // last) != last:
+        # The last P rows, P a launch's program count, and not the size of a contiguous group
+        # of rows of P programs: each program of a grid-stride loop (rows p, p + P, ...) kept
+        # the last row it saw, and stored its own partial.
+        raise failure.renamed(
+            DW_ONE_ROW,
+            f"Your dw counts only rows {listed} of {m}: the last row each of your {last} "
+            "programs handled (rows p, p + P, ...). Each program replaced its sum with each "
+            "row's dy * x_hat instead of adding it.",
         ) from None
     if rows == list(range(rows[0], rows[-1] + 1)):
         raise failure.renamed(
