@@ -108,29 +108,42 @@ def last_key_block_only(q, k, v, scale: float, block_n: int) -> torch.Tensor:
     return attention_fp64(q, k[..., first:, :], v[..., first:, :], False, scale)
 
 
-def unrescaled(
-    q, k, v, causal: bool, scale: float, block_n: int, rescale_sum: bool
-) -> torch.Tensor:
-    """The online softmax over key blocks of block_n whose accumulator is never rescaled.
-
-    Block b adds exp(s_j - m_b) v_j to acc with m_b the running max after block b, and later
-    blocks do not shrink it. `rescale_sum`: the running sum l is rescaled (so it ends right);
-    else l is as wrong as acc.
-    """
-    s = scores(q, k, scale, causal)
+def _running_max(s: torch.Tensor, block_n: int) -> torch.Tensor:
+    """For each key, the running max of its row once the key's block (of block_n) is folded in."""
     n = s.shape[-1]
     n_blocks = -(-n // block_n)
     padded = torch.nn.functional.pad(s, (0, n_blocks * block_n - n), value=float("-inf"))
     block_max = padded.unflatten(-1, (n_blocks, block_n)).amax(dim=-1)
     running = torch.cummax(block_max, dim=-1).values  # finite: key 0 is always visible
-    m_of_key = running.repeat_interleave(block_n, dim=-1)[..., :n]
-    e = torch.exp(s - m_of_key)
-    acc = e @ v.double()
-    if rescale_sum:
-        total = torch.exp(s - s.amax(dim=-1, keepdim=True)).sum(dim=-1, keepdim=True)
-    else:
-        total = e.sum(dim=-1, keepdim=True)
+    return running.repeat_interleave(block_n, dim=-1)[..., :n]
+
+
+def unrescaled(
+    q, k, v, causal: bool, scale: float, block_n: int, rescale_acc: bool, rescale_sum: bool
+) -> torch.Tensor:
+    """The online softmax over key blocks of block_n where the accumulator, the running sum l,
+    or both are never rescaled.
+
+    Block b adds exp(s_j - m_b) to what is not rescaled, with m_b the running max after block
+    b, and later blocks do not shrink it; what is rescaled ends as it should.
+    """
+    s = scores(q, k, scale, causal)
+    stale = torch.exp(s - _running_max(s, block_n))
+    right = torch.exp(s - s.amax(dim=-1, keepdim=True))
+    acc = (right if rescale_acc else stale) @ v.double()
+    total = (right if rescale_sum else stale).sum(dim=-1, keepdim=True)
     return acc / total
+
+
+def rescaled_in_base_2(q, k, v, causal: bool, scale: float, block_n: int) -> torch.Tensor:
+    """The online softmax over key blocks of block_n whose terms are exp(s - m) (written as
+    exp2 with log2(e)) but whose rescale factor is exp2(m_old - m_new), without log2(e): a
+    block's terms end multiplied by 2^(m_b - m_final) instead of e^(m_b - m_final)."""
+    s = scores(q, k, scale, causal)
+    m_of_key = _running_max(s, block_n)
+    final = s.amax(dim=-1, keepdim=True)
+    weights = torch.exp(s - m_of_key) * torch.exp2(m_of_key - final)
+    return (weights @ v.double()) / weights.sum(dim=-1, keepdim=True)
 
 
 def with_padded_keys(q, k, v, scale: float, block_n: int) -> torch.Tensor | None:
@@ -207,15 +220,27 @@ def suspects(
     for block_n in BLOCKS:
         made(
             "acc-not-rescaled",
-            unrescaled(q, k, v, causal, scale, block_n, True),
+            unrescaled(q, k, v, causal, scale, block_n, False, True),
             f"an online softmax over key blocks of {block_n} whose accumulator is not "
             "multiplied by exp(m_old - m_new) when the max grows",
         )
         made(
             "acc-not-rescaled",
-            unrescaled(q, k, v, causal, scale, block_n, False),
+            unrescaled(q, k, v, causal, scale, block_n, False, False),
             f"an online softmax over key blocks of {block_n} where neither the accumulator "
             "nor the running sum is rescaled when the max grows",
+        )
+        made(
+            "acc-not-rescaled",
+            unrescaled(q, k, v, causal, scale, block_n, True, False),
+            f"an online softmax over key blocks of {block_n} whose running sum l is not "
+            "multiplied by exp(m_old - m_new) when the max grows (the accumulator is)",
+        )
+        made(
+            "exp2-scale",
+            rescaled_in_base_2(q, k, v, causal, scale, block_n),
+            f"an online softmax over key blocks of {block_n} whose rescale factor "
+            "exp2(m_old - m_new) lacks the log2(e) its exponentials have",
         )
     if causal:
         # j >= i masked: row 0 has no key left, so what the kernel writes there is undefined:
