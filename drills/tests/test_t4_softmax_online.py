@@ -100,6 +100,18 @@ def unrescaled_softmax(rows: torch.Tensor, block: int) -> torch.Tensor:
     return _normalised(rows, running_max[:, -1], s)
 
 
+def own_max_block_sums_softmax(rows: torch.Tensor, block: int) -> torch.Tensor:
+    """A running sum rescaled by exp(m_old - m_new), but each block's terms taken as
+    exp(x - the block's own max) instead of exp(x - m_new): a block whose max is below the
+    running max counts exp(m_new - its max) times too much."""
+    xb = _blocked(rows, block)
+    block_max = xb.amax(-1)  # [R, blocks]
+    running = _safe(torch.cummax(block_max, dim=1).values)
+    own = torch.exp(xb - _safe(block_max)[..., None]).sum(-1)
+    s = (own * torch.exp(running - running[:, -1:])).sum(-1)
+    return _normalised(rows, running[:, -1], s)
+
+
 def unrescaled_lanes_softmax(rows: torch.Tensor, block: int) -> torch.Tensor:
     """A running max and sum per lane (combined after the loop), the per-lane sums never
     rescaled when a lane's max grows."""
@@ -184,6 +196,12 @@ def suspects(x: torch.Tensor, backend: Backend, flat: torch.Tensor | None) -> li
             unrescaled_softmax(rows, block),
             f"a running sum (blocks of {block}) not rescaled by exp(m_old - m_new) when the "
             "max grew",
+        )
+        add(
+            "online-rescale",
+            own_max_block_sums_softmax(rows, block),
+            f"a running sum (blocks of {block}) that adds each block's sum of exp(x - the "
+            "block's own max) where exp(x - m_new) belongs",
         )
         add(
             "online-rescale",
