@@ -124,6 +124,24 @@ def _as_k_by_n(w: torch.Tensor) -> torch.Tensor | None:
     return w.reshape(-1)[index.to(w.device)]
 
 
+SQUARE_TILES = (16, 32, 64, 128)  # a w tile that tl.dot takes untransposed must be square
+
+
+def _tiles_untransposed(x: torch.Tensor, w: torch.Tensor, block: int) -> torch.Tensor:
+    """x @ w.T from square tiles of `block` in which each [BLOCK_N, BLOCK_K] tile of w is
+    passed to tl.dot as if it were [BLOCK_K, BLOCK_N] (no tl.trans): c's tile (i, j) sums
+    x's tile (i, kb) @ w's tile (j, kb) over the K blocks kb. Edges padded with 0, as masked
+    loads give them."""
+    (m, k), n = x.shape, w.shape[0]
+    up = lambda size: -(-size // block) * block  # noqa: E731
+    xp = torch.nn.functional.pad(x.double(), (0, up(k) - k, 0, up(m) - m))
+    wp = torch.nn.functional.pad(w.double(), (0, up(k) - k, 0, up(n) - n))
+    x_tiles = xp.reshape(up(m) // block, block, up(k) // block, block).permute(0, 2, 1, 3)
+    w_tiles = wp.reshape(up(n) // block, block, up(k) // block, block).permute(0, 2, 1, 3)
+    c = torch.einsum("ikab,jkbc->ijac", x_tiles, w_tiles)  # [m tiles, n tiles, block, block]
+    return c.permute(0, 2, 1, 3).reshape(up(m), up(n))[:m, :n]
+
+
 def suspects(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, backend: Backend) -> list[Suspect]:
     m, k = x.shape
     n = w.shape[0]
@@ -157,6 +175,16 @@ def suspects(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, backend: Backend
                 gelu(xd @ as_kn.double() + bd),
                 "w's strides used as if w were [K, N]: element (k, n) of the tile read "
                 "at k * stride(0) + n * stride(1), which is w[k, n], not w[n, k]",
+            )
+        )
+    for block in SQUARE_TILES:
+        found.append(
+            (
+                WEIGHT_TRANSPOSE,
+                gelu(_tiles_untransposed(x, w, block) + bd),
+                f"each [BLOCK_N, BLOCK_K] tile of w ({block} x {block}) passed to tl.dot as if "
+                "it were [BLOCK_K, BLOCK_N]: the tile is w's rows, and tl.dot(x, w) needs its "
+                "transpose",
             )
         )
     for block in BLOCK_KS:
