@@ -180,6 +180,11 @@ def test_grid_too_small_needs_launches_that_can_stop_where_the_writes_stop(tmp_p
         "    launch((x.numel() // 256,), 256)\n"
         "    out[:768] = x[:768]\n"
         "    return out\n"
+        "def two_blocks_a_program(x):\n"
+        "    out = torch.empty_like(x)\n"
+        "    launch((x.numel() // 512,), 256)  # each program walks two blocks of 256\n"
+        "    out[:512] = x[:512]\n"
+        "    return out\n"
         "def mask_one_short(x):\n"
         "    out = torch.empty_like(x)\n"
         "    launch((4,), 256)\n"
@@ -191,9 +196,11 @@ def test_grid_too_small_needs_launches_that_can_stop_where_the_writes_stop(tmp_p
         "    out[:, :512] = x[:, :512]\n"
         "    return out\n"
     )
-    module = learner.load(path, ("floor_grid", "mask_one_short", "first_block_everywhere"))
+    names = ("floor_grid", "two_blocks_a_program", "mask_one_short", "first_block_everywhere")
+    module = learner.load(path, names)
     flat, rows = torch.randn(1000), torch.randn(2, 2000)
     assert _diagnosis(module.floor_grid(flat), flat).diagnosis == dx.GRID_TOO_SMALL
+    assert _diagnosis(module.two_blocks_a_program(flat), flat).diagnosis == dx.GRID_TOO_SMALL
     assert _diagnosis(module.mask_one_short(flat), flat).diagnosis != dx.GRID_TOO_SMALL
     assert _diagnosis(module.first_block_everywhere(rows), rows).diagnosis == dx.MISMATCH
 

@@ -306,19 +306,24 @@ def _suffix_starts(first: int, shape: tuple[int, ...] | torch.Size) -> set[int]:
     return starts
 
 
+BLOCKS_PER_PROGRAM = (1, 2, 4, 8)  # a program may walk a few blocks (a static loop, rows)
+
+
 def _grid_could_stop_at(starts: set[int]) -> bool:
     """Whether the last call's launches can have stopped exactly at one of `starts`: some
-    count of programs (a grid axis, a product of axes, or a factor of a 1-D grid) times one
-    lane or one of the launch's power-of-two blocks is one of them. A grid that rounds down
-    ends on such a product; programs that overlap or a mask one lane short end elsewhere (a
-    right-sized grid whose programs all store the first block is not too small). Unknown
-    launches do not count against the claim."""
+    count of programs (a grid axis, a product of axes, or a factor of a 1-D grid) times what
+    each program covers is one of them, where a program covers one lane or row, or 1, 2, 4 or
+    8 of one of the launch's power-of-two blocks. A grid that rounds down ends on such a
+    product; programs that overlap or a mask one lane short end elsewhere (a right-sized grid
+    whose programs all store the first block is not too small). Unknown launches do not count
+    against the claim."""
     found = learner.last_call_launches
     if not found or any(launch.grid is None for launch in found):
         return True
     for launch in found:
+        covers = {1} | {block * r for block in launch.blocks for r in BLOCKS_PER_PROGRAM}
         for programs in _program_counts(launch.grid):
-            if any(programs * block in starts for block in (1, *launch.blocks)):
+            if any(programs * each in starts for each in covers):
                 return True
     return False
 
