@@ -168,6 +168,8 @@ def layer_norm_fp64(
         var = squares / n
     if mistake == "eps-outside":
         rstd = 1.0 / (torch.sqrt(var) + eps)
+    elif mistake == "eps-after-rsqrt":
+        rstd = 1.0 / torch.sqrt(var) + eps
     else:
         rstd = 1.0 / torch.sqrt(var + eps)
     weight = 1.0 if mistake in ("no-weight", "no-affine") else w.double()
@@ -196,6 +198,7 @@ LN_MISTAKES = [
         "the variance as E[x^2] - E[x]^2 in fp32, which cancels when the mean is large",
     ),
     (EPS_OUTSIDE, "eps-outside", "rstd as 1 / (sqrt(var) + eps): eps belongs under the root"),
+    (EPS_OUTSIDE, "eps-after-rsqrt", "rstd as rsqrt(var) + eps: eps belongs under the root"),
     (NO_WEIGHT, "no-weight", "(x - mean) * rstd + bias: y without the weight"),
     (NO_WEIGHT, "no-bias", "(x - mean) * rstd * weight: y without the bias"),
     (NO_WEIGHT, "no-affine", "(x - mean) * rstd: y without the weight and the bias"),
@@ -437,6 +440,8 @@ def rms_norm_fp64(
     mean_sq = (xd * xd).sum(-1, keepdim=True) / (divisor or x.shape[-1])
     if mistake == "eps-outside":
         rstd = 1.0 / (torch.sqrt(mean_sq) + eps)
+    elif mistake == "eps-after-rsqrt":
+        rstd = 1.0 / torch.sqrt(mean_sq) + eps
     else:
         rstd = 1.0 / torch.sqrt(mean_sq + eps)
     return xd * rstd * (1.0 if mistake == "no-weight" else w.double())
@@ -457,6 +462,11 @@ def expect_rms_norm(y, x, w, eps, backend, fp32_rerun=None, suspects_from=None) 
                 EPS_OUTSIDE,
                 round_to(rms_norm_fp64(x, w, eps, mistake="eps-outside"), x.dtype, backend),
                 "x / (sqrt(mean(x^2)) + eps) * weight: eps belongs under the root",
+            ),
+            Suspect(
+                EPS_OUTSIDE,
+                round_to(rms_norm_fp64(x, w, eps, mistake="eps-after-rsqrt"), x.dtype, backend),
+                "x * (rsqrt(mean(x^2)) + eps) * weight: eps belongs under the root",
             ),
             Suspect(
                 NO_WEIGHT,
