@@ -199,12 +199,12 @@ def _whole_tiles(blank: torch.Tensor, bm: int, bn: int) -> bool:
     return bool(((counts == 0) | (counts == sizes)).all())
 
 
-def _rounded_down_grid(blank: torch.Tensor, programs: int) -> bool:
+def _rounded_down_grid(blank: torch.Tensor, programs: int, tiles: tuple[int, ...]) -> bool:
     """Whether `blank` is what a grid of `programs` leaves when its count of tile rows, of tile
     columns, or both, rounds down (M // BM instead of cdiv(M, BM)): the last rows or columns."""
     m, n = blank.shape
-    for bm in TILES:
-        for bn in TILES:
+    for bm in tiles:
+        for bn in tiles:
             for rows in {m // bm, -(-m // bm)}:
                 for cols in {n // bn, -(-n // bn)}:
                     if rows * cols != programs:
@@ -217,8 +217,20 @@ def _rounded_down_grid(blank: torch.Tensor, programs: int) -> bool:
     return False
 
 
+def _tiles_launched() -> tuple[int, ...]:
+    """The tile edges the last call can have used: TILES, narrowed to the power-of-two
+    constexprs its launches passed when they include any (its BLOCK_M and BLOCK_N)."""
+    passed = {block for launch in learner.last_call_launches for block in launch.blocks}
+    return tuple(t for t in TILES if t in passed) or TILES
+
+
 def _pid_split(
-    failure: DrillFailure, out: object, want: torch.Tensor, tol: Tolerance, programs: int | None
+    failure: DrillFailure,
+    out: object,
+    want: torch.Tensor,
+    tol: Tolerance,
+    programs: int | None,
+    tiles: tuple[int, ...] = TILES,
 ) -> None:
     """Raise pid-split when whole tiles of c were never written, the rest is right, and the grid
     had one program per tile: some programs computed the same tile (or one outside c).
@@ -231,14 +243,14 @@ def _pid_split(
     if not isinstance(out, torch.Tensor) or out.shape != want.shape or not programs:
         return
     blank = _blank(out, want)
-    if not blank.any() or blank.all() or _rounded_down_grid(blank, programs):
+    if not blank.any() or blank.all() or _rounded_down_grid(blank, programs, tiles):
         return
     close = torch.isclose(out.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
     if not bool(close[~blank].all()):
         return
     m, n = out.shape
-    for bm in TILES:
-        for bn in TILES:
+    for bm in tiles:
+        for bn in tiles:
             rows, cols = -(-m // bm), -(-n // bn)
             if rows * cols != programs or not _whole_tiles(blank, bm, bn):
                 continue
@@ -298,6 +310,7 @@ def check_matmul(
     k = a.shape[1]
     c = _call(impl, a, b)
     programs = learner.last_call_programs  # before any re-run asks for other grids
+    tiles = _tiles_launched()
     want = reference(a_values, b_values)
     try:
         expect_close(
@@ -312,7 +325,7 @@ def check_matmul(
         )
     except DrillFailure as failure:
         rounded, tol = round_to(want, a.dtype, backend), _tol(a.dtype, k, backend)
-        _pid_split(failure, c, rounded, tol, programs)
+        _pid_split(failure, c, rounded, tol, programs, tiles)
         raise_if_edges_unwritten(failure, c, rounded, tol, "c")
         if failure.diagnosis in (dx.MISMATCH, dx.NAN_OR_INF, dx.TAIL_WRONG, dx.MISSING_MASK):
             # NaN can also come from a slice's slack read with the wrong strides: layout first.
