@@ -206,17 +206,20 @@ def suspects(
             attention_fp64(q, k, v, causal, 1.0 / math.sqrt(head_dim)),
             "attention scaled by 1/sqrt(D): the sm_scale argument was ignored",
         )
-    made(
-        "scale-twice",
-        attention_fp64(q, k, v, causal, scale * scale),
-        f"scores scaled by sm_scale twice (sm_scale^2 = {scale * scale:.4g}): once on q or "
-        "the scores, and once more where the scores are scaled",
-    )
-    made(
-        "scale-twice",
-        attention_fp64(q, k, v, causal, scale * scale * LOG2E),
-        "scores multiplied by sm_scale * log2(e) twice before exp2",
-    )
+    if explicit_scale:
+        # With the default 1/sqrt(D), the scale applied twice is 1/D, which a default of 1/D
+        # applied once gives too: only a scale the caller chose tells the two apart.
+        made(
+            "scale-twice",
+            attention_fp64(q, k, v, causal, scale * scale),
+            f"scores scaled by sm_scale twice (sm_scale^2 = {scale * scale:.4g}): once on q or "
+            "the scores, and once more where the scores are scaled",
+        )
+        made(
+            "scale-twice",
+            attention_fp64(q, k, v, causal, scale * scale * LOG2E),
+            "scores multiplied by sm_scale * log2(e) twice before exp2",
+        )
     for block_n in BLOCKS:
         made(
             "acc-not-rescaled",
