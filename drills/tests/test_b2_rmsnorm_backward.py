@@ -144,7 +144,7 @@ def expect_backward(
     got_dx, got_dw = _out(impl, dy, x, w, rstd)
     programs = learner.last_call_programs  # before any re-run
     # each launch's program count: a grid-stride kernel's P, where each program keeps a row
-    grids = {math.prod(launch.grid) for launch in learner.last_call_launches if launch.grid}
+    grids = [math.prod(launch.grid) for launch in learner.last_call_launches if launch.grid]
     bf16 = x.dtype != torch.float32
 
     def dx_suspects() -> list[Suspect]:
@@ -233,12 +233,12 @@ def _varies_between_runs(got_dw, run_again, tol: Tolerance, failure: DrillFailur
 
 
 def _which_rows(
-    got_dw, dy, x, w, rstd, programs: int | None, failure: DrillFailure, grids: set[int]
+    got_dw, dy, x, w, rstd, programs: int | None, failure: DrillFailure, grids: list[int]
 ) -> None:
     """Name dw-race or dw-one-row when dw is the sum of some rows' contributions only.
 
     `programs`: how many programs the call launched, all kernels together; `grids`: how many
-    each launch asked for.
+    each launch asked for, in launch order (the first is the kernel over the rows).
     """
     parts = _terms(dy.cpu(), x.cpu(), w.cpu(), rstd.cpu())[2]  # [M, N], one row per row of x
     m, n = parts.shape
@@ -278,6 +278,10 @@ def _which_rows(
             "row's dy * x_hat instead of adding it.",
         ) from None
     if rows == list(range(rows[0], rows[-1] + 1)):
+        if grids and grids[0] > 1 and len(rows) > -(-m // grids[0]):
+            # More rows than one program of the row kernel takes: several programs' partials
+            # survived, so none was overwritten; their sum left some out (no named mistake).
+            return
         raise failure.renamed(
             DW_RACE,
             f"Your dw is the sum over rows {rows[0]}..{rows[-1]} only, of {m}: one program's "
