@@ -260,8 +260,9 @@ def _pid_split(
                 f"Your grid had {programs} programs, one per tile of c in {bm} x {bn} tiles "
                 f"({rows} tile rows x {cols} tile columns), yet {skipped} of those tiles were "
                 "never written and the others are right: some programs computed the same tile "
-                "(or one outside c). The program id is split into a tile row and a tile column "
-                "with the wrong divisor; this only shows when the tile grid is not square.",
+                "(or one outside c). Each program's tile comes from its program id: a wrong "
+                "divisor, the grid's axes swapped, or an offset scaled by the other block "
+                "computes some tiles twice and others never.",
             ) from None
 
 
