@@ -31,6 +31,7 @@ from tutor.harness import (
     row_sliced_buffer,
 )
 from tutor.harness import diagnoses as dx
+from tutor.harness.allocations import never_written
 
 DRILL = "f3"
 
@@ -565,7 +566,7 @@ MIN_BLOCK = 16  # no column block is narrower (a block of tl.arange is a power o
 
 
 def _expect_every_column_block(out: torch.Tensor, want: torch.Tensor, tol: Tolerance) -> None:
-    """Right in each row's first block of columns but wrong after it: the grid's 2nd axis.
+    """Right in each row's first block of columns, never written after it: the grid's 2nd axis.
 
     The block is the learner's, read off the output: every row right up to the same column,
     a power of two, and wrong somewhere after it (one program per row, or every program of a
@@ -579,6 +580,10 @@ def _expect_every_column_block(out: torch.Tensor, want: torch.Tensor, tol: Toler
         return
     block = int(wrong_anywhere.int().argmax())  # the first column wrong in some row
     if block < MIN_BLOCK or block & (block - 1) or not bool((~right[:, block:]).any(1).all()):
+        return
+    # The later columns never written: no program stored there (a load that forgot its block
+    # offset writes every column, wrongly, and is not this mistake).
+    if not bool(never_written(out.detach()).reshape(-1, d)[:, block:][~right[:, block:]].all()):
         return
     raise DrillFailure(
         "column-blocks",
