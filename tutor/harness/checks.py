@@ -321,20 +321,24 @@ def _grid_could_stop_at(starts: set[int]) -> bool:
     if not found or any(launch.grid is None for launch in found):
         return True
     for launch in found:
-        covers = {1} | {block * r for block in launch.blocks for r in BLOCKS_PER_PROGRAM}
-        for programs in _program_counts(launch.grid):
+        # One lane or row a program: the grid's own axes and their products only. A factor of a
+        # 1-D grid stands for tile rows or columns, so it pairs with the launch's blocks.
+        if any(programs in starts for programs in _program_counts(launch.grid, factors=False)):
+            return True
+        covers = {block * r for block in launch.blocks for r in BLOCKS_PER_PROGRAM}
+        for programs in _program_counts(launch.grid, factors=True):
             if any(programs * each in starts for each in covers):
                 return True
     return False
 
 
-def _program_counts(grid: tuple[int, ...]) -> set[int]:
+def _program_counts(grid: tuple[int, ...], factors: bool) -> set[int]:
     """The program counts a grid can stop a tensor axis at: each axis and every product of
-    axes, and for a 1-D grid that walks 2-D tiles, every factor of its size."""
+    axes, and with `factors`, for a 1-D grid that walks 2-D tiles, every factor of its size."""
     counts = set()
     for chosen in range(1, 1 << len(grid)):
         counts.add(math.prod(size for i, size in enumerate(grid) if chosen >> i & 1))
-    if len(grid) == 1:
+    if factors and len(grid) == 1:
         counts |= {d for d in range(1, grid[0] + 1) if grid[0] % d == 0}
     return counts
 
