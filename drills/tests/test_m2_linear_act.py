@@ -26,7 +26,8 @@ from tutor.harness import (
     raise_if_edges_unwritten,
     round_to,
 )
-from tutor.harness.inputs import guard_value
+from tutor.harness import diagnoses as dx
+from tutor.harness.inputs import guard_fill, guard_value
 
 DRILL = "m2"
 ROW_STRIDE = "row-stride"
@@ -214,12 +215,35 @@ def suspects(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, backend: Backend
     return [Suspect(d, round_to(v.float(), x.dtype, backend), story) for d, v, story in found]
 
 
-def _expect_y(y: object, want: torch.Tensor, *, tol: Tolerance, **kwargs) -> None:
-    """expect_close on y, with grid-too-small named from the shape of its unwritten part."""
+def _expect_y(
+    y: object,
+    want: torch.Tensor,
+    *,
+    tol: Tolerance,
+    with_zeros_around: Callable[[], object] | None = None,
+    **kwargs,
+) -> None:
+    """expect_close on y, with grid-too-small named from the shape of its unwritten part.
+
+    `with_zeros_around` makes y again from inputs whose surrounding memory holds 0: NaN read
+    from past the end (missing-mask) must go, and y come out right, since lanes past K that
+    read 0 add nothing to x @ w.T. If y stays wrong the loads went elsewhere (strides passed in
+    the wrong order, a pointer stepped by the wrong stride): no mask would fix that.
+    """
     try:
         expect_close(y, want, what="y", tol=tol, **kwargs)
     except DrillFailure as failure:
         raise_if_edges_unwritten(failure, y, want, tol, "y")
+        if failure.diagnosis == dx.MISSING_MASK and with_zeros_around is not None:
+            with guard_fill(0.0):
+                again = with_zeros_around()
+            close = isinstance(again, torch.Tensor) and again.shape == want.shape
+            if not (close and torch.allclose(again.float(), want.float(), tol.atol, tol.rtol)):
+                raise failure.renamed(
+                    dx.MISMATCH,
+                    "NaN came in from memory around the inputs, and with 0 there y is still "
+                    "wrong: the loads reach the wrong places, not just lanes past the end.",
+                ) from None
         raise
 
 
@@ -239,6 +263,7 @@ def check_linear_gelu(
         ),
         fp32_expected=want,
         reads_guarded=True,
+        with_zeros_around=lambda: impl.linear_gelu(_guarded(x), _guarded(w), _guarded(b)),
     )
 
 
@@ -296,10 +321,19 @@ def test_linear_gelu_strided(impl, backend):
     """x a slice of wider rows and w the transpose of a [K, N] tensor: read through strides."""
     m, k, n = 20, 300, 45
     x_values, w_values, b = _inputs(m, k, n, seed=6, dtype=torch.float32, device=backend.device)
-    wide = _guarded(torch.full((m, k + 5), guard_value(), device=backend.device))
-    x = wide[:, :k]
-    x.copy_(x_values)
-    w = _guarded(w_values.t().contiguous()).t()
+
+    def laid_out() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(x, w, the rows x is cut from), in memory that holds the guard value around them."""
+        wide = _guarded(torch.full((m, k + 5), guard_value(), device=backend.device))
+        x = wide[:, :k]
+        x.copy_(x_values)
+        return x, _guarded(w_values.t().contiguous()).t(), wide
+
+    def run() -> object:
+        x, w, _ = laid_out()
+        return impl.linear_gelu(x, w, _guarded(b))
+
+    x, w, wide = laid_out()
     y = impl.linear_gelu(x, w, _guarded(b))
     want = reference(x_values, w_values, b).float()
 
@@ -316,7 +350,14 @@ def test_linear_gelu_strided(impl, backend):
             ),
         ]
 
-    _expect_y(y, want, tol=_tol(torch.float32, backend), suspects=named, reads_guarded=True)
+    _expect_y(
+        y,
+        want,
+        tol=_tol(torch.float32, backend),
+        suspects=named,
+        reads_guarded=True,
+        with_zeros_around=run,
+    )
 
 
 def test_linear_gelu_aligned_rows(impl, backend):
