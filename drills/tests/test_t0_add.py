@@ -24,6 +24,7 @@ from tutor.harness import (
     round_to,
     where_wrong,
 )
+from tutor.harness import diagnoses as dx
 
 DRILL = "t0"
 
@@ -129,8 +130,11 @@ def expect_blocks_of_their_own(out, want: torch.Tensor, tol: Tolerance, what: st
 def check_add(
     impl, backend: Backend, x: torch.Tensor, y: torch.Tensor, *, reads_guarded: bool = False
 ) -> None:
+    # The reference from copies taken before the call: a kernel that stores into x or y
+    # would otherwise change what it is compared with.
+    x_before, y_before = x.clone(), y.clone()
     out = impl.add(x, y)
-    want = add_reference(x, y, backend)
+    want = add_reference(x_before, y_before, backend)
     what = f"output for {str(x.dtype).removeprefix('torch.')} x, y of shape {tuple(x.shape)}"
     tol = _tol(x.dtype)
     strided = not (x.is_contiguous() and y.is_contiguous())
@@ -144,10 +148,19 @@ def check_add(
         suspects=(lambda: layout_suspects(x, y, backend)) if strided else (),
         # The same values in fp32, guarded like the originals: a kernel right there and wrong
         # here did bf16 arithmetic (garbage in the CPU interpreter).
-        fp32_rerun=lambda: impl.add(guarded(x.float())[0], guarded(y.float())[0]),
-        fp32_expected=x.float() + y.float(),
+        fp32_rerun=lambda: impl.add(guarded(x_before.float())[0], guarded(y_before.float())[0]),
+        fp32_expected=x_before.float() + y_before.float(),
         reads_guarded=reads_guarded,
     )
+    for name, now, before in (("x", x, x_before), ("y", y, y_before)):
+        if not torch.equal(now.isnan(), before.isnan()) or not torch.equal(
+            now.nan_to_num(), before.nan_to_num()
+        ):
+            raise DrillFailure(
+                dx.MISMATCH,
+                f"add changed its input {name}: the kernel stored into it (check the order of "
+                "the pointers the wrapper passes, and the store's pointer)",
+            )
 
 
 def guarded_pair(shape, dtype, device, seed) -> tuple[torch.Tensor, torch.Tensor]:
