@@ -163,10 +163,8 @@ def expect_close(
                     "was filled with"
                 ).format(what=what),
             )
-        if _is_suffix(unwritten) and _grid_could_stop_at(
-            _suffix_starts(int(unwritten.reshape(-1).nonzero()[0]), unwritten.shape)
-        ):
-            first = int(unwritten.reshape(-1).nonzero()[0])
+        first = int(unwritten.reshape(-1).nonzero()[0])
+        if _is_suffix(unwritten) and _grid_could_stop_at(_suffix_starts(first, unwritten.shape)):
             raise failure(
                 dx.GRID_TOO_SMALL,
                 message,
