@@ -20,8 +20,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from tutor import agreement, i18n
 from tutor import diagnoses as dx
-from tutor import i18n
 from tutor import results as r
 from tutor.catalogue import Catalogue
 from tutor.events import BatchFile, Event, Fold, decode
@@ -376,6 +376,7 @@ def settle(fold: Fold, returncode: int) -> None:
     else:
         result.status = RunStatus.SETUP_ERROR
         result.message = f"pytest exited with code {returncode} and ran no test"
+    agreement.withdraw_unborne_claims(result.tests)
     result.diagnoses = dx.most_specific_first(_failed_tests_diagnoses(result))
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from tutor import diagnoses as dx
+from tutor.agreement import END_UNWRITTEN
 from tutor.harness import errormap, interpreter, learner, story_text
 from tutor.harness.allocations import LEAKY_MASK, never_written
 from tutor.harness.failures import DrillFailure, HarnessFailure
@@ -127,11 +128,18 @@ def expect_close(
         return
     message = describe_mismatch(got, want, tol, what)
     wrong, unwritten, located = _located(actual, expected, tol)
+    # Whether only an end was never written: a grid-too-small claim elsewhere in the run must
+    # stop at a launch's programs here too (tutor.agreement).
+    end_unwritten = _only_an_end_unwritten(wrong, unwritten)
 
     def failure(
         diagnosis: str, text: str = message, details: str = "", fill: str = ""
     ) -> DrillFailure:
-        facts = {**located.facts, **({"fill": fill} if fill else {})}
+        facts = {
+            **located.facts,
+            **({"fill": fill} if fill else {}),
+            **({END_UNWRITTEN: 1} if end_unwritten else {}),
+        }
         return HarnessFailure(
             diagnosis, text, details, where=located.where, error_map=located.picture, facts=facts
         )
@@ -339,6 +347,15 @@ def _program_counts(grid: tuple[int, ...], factors: bool) -> set[int]:
     if factors and len(grid) == 1:
         counts |= {d for d in range(1, grid[0] + 1) if grid[0] % d == 0}
     return counts
+
+
+def _only_an_end_unwritten(wrong: torch.Tensor, unwritten: torch.Tensor) -> bool:
+    """True when some but not all values were never written, every other value is right, and
+    the unwritten ones are an end of the output: a flat suffix, or every index from one on
+    along an axis (the patterns a grid that stops short leaves)."""
+    if not unwritten.any() or bool(unwritten.all()) or (wrong & ~unwritten).any():
+        return False
+    return _is_suffix(unwritten) or _unlaunched_along_one_axis(unwritten) is not None
 
 
 def _is_suffix(mask: torch.Tensor) -> bool:
