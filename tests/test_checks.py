@@ -126,6 +126,7 @@ def _fresh_calls(monkeypatch) -> None:
 
     for name in ("last_call_programs", "last_call_sentinel_storages", "last_call_launches"):
         monkeypatch.setattr(learner, name, getattr(learner, name))
+    monkeypatch.setattr(learner, "_returned", {})
 
 
 def test_all_zeros_is_untouched_only_where_the_memory_could_have_been_zero(tmp_path, monkeypatch):
@@ -203,6 +204,34 @@ def test_grid_too_small_needs_launches_that_can_stop_where_the_writes_stop(tmp_p
     assert _diagnosis(module.two_blocks_a_program(flat), flat).diagnosis == dx.GRID_TOO_SMALL
     assert _diagnosis(module.mask_one_short(flat), flat).diagnosis != dx.GRID_TOO_SMALL
     assert _diagnosis(module.first_block_everywhere(rows), rows).diagnosis == dx.MISMATCH
+
+
+def test_an_output_is_judged_by_the_launches_of_the_call_that_made_it(tmp_path, monkeypatch):
+    """A test may call the learner's function again on another input (a probe) before it
+    judges the first output: the grid claim still reads the first call's launches."""
+    from tutor.harness import learner
+
+    _fresh_calls(monkeypatch)
+
+    path = tmp_path / "mine.py"
+    path.write_text(
+        "import math\n"
+        "import torch\n"
+        "from tutor.harness import launches\n"
+        "def floor_grid(x):\n"
+        "    out = torch.empty_like(x)\n"
+        "    grid = (x.numel() // 256,)\n"
+        "    launches._count += 1\n"
+        "    launches._programs += math.prod(grid)\n"
+        "    launches._recent.append((launches._count, launches.Launch(grid, (256,))))\n"
+        "    out[: grid[0] * 256] = x[: grid[0] * 256]\n"
+        "    return out\n"
+    )
+    module = learner.load(path, ("floor_grid",))
+    flat = torch.randn(1000)
+    first = module.floor_grid(flat)
+    module.floor_grid(torch.randn(4096))  # a probe: 16 programs, which cannot stop at 768
+    assert _diagnosis(first, flat).diagnosis == dx.GRID_TOO_SMALL
 
 
 def test_only_the_tail_wrong():

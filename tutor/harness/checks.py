@@ -128,6 +128,7 @@ def expect_close(
         return
     message = describe_mismatch(got, want, tol, what)
     wrong, unwritten, located = _located(actual, expected, tol)
+    call = learner.call_behind(actual)  # the launches that made this output, for grid claims
     # Whether only an end was never written: a grid-too-small claim elsewhere in the run must
     # stop at a launch's programs here too (tutor.agreement).
     end_unwritten = _only_an_end_unwritten(wrong, unwritten)
@@ -151,7 +152,7 @@ def expect_close(
                 details=suspect.details_for(english_what),
             )
     if unwritten.any() and not (wrong & ~unwritten).any():
-        if bool(unwritten.all()) and learner.last_call_programs == 0:
+        if bool(unwritten.all()) and call.programs == 0:
             raise failure(
                 dx.GRID_TOO_SMALL,
                 _(
@@ -172,7 +173,9 @@ def expect_close(
                 ).format(what=what),
             )
         first = int(unwritten.reshape(-1).nonzero()[0])
-        if _is_suffix(unwritten) and _grid_could_stop_at(_suffix_starts(first, unwritten.shape)):
+        if _is_suffix(unwritten) and _grid_could_stop_at(
+            _suffix_starts(first, unwritten.shape), call
+        ):
             raise failure(
                 dx.GRID_TOO_SMALL,
                 message,
@@ -184,7 +187,7 @@ def expect_close(
                 EMPTY,
             )
         cut = _unlaunched_along_one_axis(unwritten)
-        if cut is not None and _grid_could_stop_at({cut[1]}):
+        if cut is not None and _grid_could_stop_at({cut[1]}, call):
             axis, first = cut
             raise failure(
                 dx.GRID_TOO_SMALL,
@@ -200,7 +203,7 @@ def expect_close(
     zeroed = _zero_filled_tail(got, want, wrong)
     if zeroed is not None:
         whole = bool(wrong.all()) or not got.any()
-        if not whole or learner.last_call_programs == 0:
+        if not whole or call.programs == 0:
             raise failure(dx.GRID_TOO_SMALL, message, zeroed, ZEROS)
     if fp32_rerun is not None and expected.dtype != torch.float32 and fp32_expected is not None:
         rerun = fp32_rerun()
@@ -315,15 +318,15 @@ def _suffix_starts(first: int, shape: tuple[int, ...] | torch.Size) -> set[int]:
 BLOCKS_PER_PROGRAM = (1, 2, 4, 8)  # a program may walk a few blocks (a static loop, rows)
 
 
-def _grid_could_stop_at(starts: set[int]) -> bool:
-    """Whether the last call's launches can have stopped exactly at one of `starts`: some
+def _grid_could_stop_at(starts: set[int], call: learner.CallRecord) -> bool:
+    """Whether `call`'s launches can have stopped exactly at one of `starts`: some
     count of programs (a grid axis, a product of axes, or a factor of a 1-D grid) times what
     each program covers is one of them, where a program covers one lane or row, or 1, 2, 4 or
     8 of one of the launch's power-of-two blocks. A grid that rounds down ends on such a
     product; programs that overlap or a mask one lane short end elsewhere (a right-sized grid
     whose programs all store the first block is not too small). Unknown launches do not count
     against the claim."""
-    found = learner.last_call_launches
+    found = call.launches
     if not found or any(launch.grid is None for launch in found):
         return True
     for launch in found:
@@ -441,7 +444,8 @@ def raise_if_edges_unwritten(
         return
     starts = _unwritten_edges(out)  # not None: unwritten_edge found the edge above
     cut = [start for start, size in zip(starts, out.shape, strict=True) if start < size]
-    if not all(_grid_could_stop_at({start}) for start in cut):
+    call = learner.call_behind(out)
+    if not all(_grid_could_stop_at({start}, call) for start in cut):
         return
     raise failure.renamed(
         dx.GRID_TOO_SMALL,

@@ -13,7 +13,9 @@ import importlib.util
 import re
 import sys
 import traceback
+import weakref
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType, TracebackType
 from typing import Any
@@ -113,9 +115,46 @@ last_call_sentinel_storages: frozenset[int] = frozenset()
 last_call_launches: list[launches.Launch] = []
 
 
+@dataclass(frozen=True)
+class CallRecord:
+    """What one observed call did: the programs its launches asked for, the launches, and the
+    storages it made filled with the sentinel."""
+
+    programs: int | None  # None: no launch was counted
+    launches: tuple[launches.Launch, ...]
+    sentinel_storages: frozenset[int]
+
+
+# The tensors observed calls returned, by storage, with the record of the call that made each.
+# A test that calls the learner's function again on another input (a probe) before it judges
+# the first output must still judge that output by its own call (call_behind).
+_returned: dict[int, tuple[weakref.ref, CallRecord]] = {}
+
+
+def call_behind(tensor: torch.Tensor) -> CallRecord:
+    """The record of the observed call that returned `tensor` (or a tensor sharing its
+    storage, still alive); else the last observed call's, as for an output passed in."""
+    found = _returned.get(tensor.untyped_storage().data_ptr())
+    if found is not None and found[0]() is not None:
+        return found[1]
+    return CallRecord(last_call_programs, tuple(last_call_launches), last_call_sentinel_storages)
+
+
 def started_as_sentinel(tensor: torch.Tensor) -> bool:
-    """Whether `tensor` is (a view of) memory the last call made with torch.empty or kin."""
-    return tensor.untyped_storage().data_ptr() in last_call_sentinel_storages
+    """Whether `tensor` is (a view of) memory that the call which returned it (else the last
+    call) made with torch.empty or kin."""
+    return tensor.untyped_storage().data_ptr() in call_behind(tensor).sentinel_storages
+
+
+def _remember_returned(result: Any, record: CallRecord) -> None:
+    """Keep `record` for each tensor in `result` (a tensor, or a tuple or list of them), and
+    forget the tensors that are gone."""
+    for key in [key for key, (ref, _record) in _returned.items() if ref() is None]:
+        del _returned[key]
+    outputs = result if isinstance(result, (tuple, list)) else (result,)
+    for out in outputs:
+        if isinstance(out, torch.Tensor):
+            _returned[out.untyped_storage().data_ptr()] = (weakref.ref(out), record)
 
 
 def observed(
@@ -143,6 +182,10 @@ def observed(
         last_call_programs = launches.programs() - programs_before
         last_call_sentinel_storages = allocations.started_as_sentinel()
         last_call_launches = launches.since(before)
+        _remember_returned(
+            result,
+            CallRecord(last_call_programs, tuple(last_call_launches), last_call_sentinel_storages),
+        )
         if launches.count() == before:
             raise HarnessFailure(
                 dx.TORCH_FALLBACK,
