@@ -16,17 +16,19 @@ from tutor.i18n import _
 from tutor.results import TestResult
 
 # The fact a failed comparison carries (tutor.harness.checks) when only an end of the output was
-# never written (a flat suffix, or every index past one along an axis) and the rest is right.
+# never written (a flat suffix, or every index past one along an axis) and the rest is right:
+# whether the launches of the call that made it can have stopped there.
 END_UNWRITTEN = "end_unwritten"
+GRID_STOPS, NO_GRID_STOPS = "grid-stops-here", "no-grid-stops-here"
 
 
 def withdraw_unborne_claims(tests: list[TestResult]) -> None:
     """Turn the grid-too-small tests of a run into mismatches when another failed test leaves an
-    end unwritten that its launch's programs cannot have stopped at (it was not named so). Then,
+    end unwritten that its launch's programs cannot have stopped at, whatever it was named. Then,
     with no grid claim left, an output never written at all on one test is the same early stop
     on a smaller input: a mismatch too, so the run's first word is not "never written"."""
     ends = [t for t in tests if t.failed and t.facts.get(END_UNWRITTEN)]
-    against = next((t for t in ends if t.diagnosis != dx.GRID_TOO_SMALL), None)
+    against = next((t for t in ends if t.facts[END_UNWRITTEN] == NO_GRID_STOPS), None)
     if against is None:
         return
     for test in ends:

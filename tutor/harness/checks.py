@@ -20,7 +20,7 @@ from typing import Any
 import torch
 
 from tutor import diagnoses as dx
-from tutor.agreement import END_UNWRITTEN
+from tutor.agreement import END_UNWRITTEN, GRID_STOPS, NO_GRID_STOPS
 from tutor.harness import errormap, interpreter, learner, story_text
 from tutor.harness.allocations import LEAKY_MASK, never_written
 from tutor.harness.failures import DrillFailure, HarnessFailure
@@ -131,7 +131,7 @@ def expect_close(
     call = learner.call_behind(actual)  # the launches that made this output, for grid claims
     # Whether only an end was never written: a grid-too-small claim elsewhere in the run must
     # stop at a launch's programs here too (tutor.agreement).
-    end_unwritten = _only_an_end_unwritten(wrong, unwritten)
+    end_unwritten = _unwritten_end_stops(wrong, unwritten, call)
 
     def failure(
         diagnosis: str, text: str = message, details: str = "", fill: str = ""
@@ -139,7 +139,7 @@ def expect_close(
         facts = {
             **located.facts,
             **({"fill": fill} if fill else {}),
-            **({END_UNWRITTEN: 1} if end_unwritten else {}),
+            **({END_UNWRITTEN: end_unwritten} if end_unwritten else {}),
         }
         return HarnessFailure(
             diagnosis, text, details, where=located.where, error_map=located.picture, facts=facts
@@ -352,13 +352,24 @@ def _program_counts(grid: tuple[int, ...], factors: bool) -> set[int]:
     return counts
 
 
-def _only_an_end_unwritten(wrong: torch.Tensor, unwritten: torch.Tensor) -> bool:
-    """True when some but not all values were never written, every other value is right, and
-    the unwritten ones are an end of the output: a flat suffix, or every index from one on
-    along an axis (the patterns a grid that stops short leaves)."""
+def _unwritten_end_stops(
+    wrong: torch.Tensor, unwritten: torch.Tensor, call: learner.CallRecord
+) -> str | None:
+    """When some but not all values were never written, every other value is right, and the
+    unwritten ones are an end of the output (a flat suffix, or every index from one on along an
+    axis): whether `call`'s launches can have stopped there (GRID_STOPS or NO_GRID_STOPS).
+    Else None."""
     if not unwritten.any() or bool(unwritten.all()) or (wrong & ~unwritten).any():
-        return False
-    return _is_suffix(unwritten) or _unlaunched_along_one_axis(unwritten) is not None
+        return None
+    if _is_suffix(unwritten):
+        first = int(unwritten.reshape(-1).nonzero()[0])
+        starts = _suffix_starts(first, unwritten.shape)
+    else:
+        cut = _unlaunched_along_one_axis(unwritten)
+        if cut is None:
+            return None
+        starts = {cut[1]}
+    return GRID_STOPS if _grid_could_stop_at(starts, call) else NO_GRID_STOPS
 
 
 def _is_suffix(mask: torch.Tensor) -> bool:
