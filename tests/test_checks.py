@@ -234,6 +234,43 @@ def test_an_output_is_judged_by_the_launches_of_the_call_that_made_it(tmp_path, 
     assert _diagnosis(first, flat).diagnosis == dx.GRID_TOO_SMALL
 
 
+def test_a_copy_the_learner_makes_of_an_input_is_fenced_like_the_input(tmp_path, monkeypatch):
+    """x.contiguous() of a transposed input is new memory: past its end is what is past the
+    test's inputs (NaN, 0 in guard_fill), on every run, and NaN read from there is a load past
+    the end; an input already contiguous is not copied, and nothing is fenced."""
+    from tutor.harness import learner
+
+    _fresh_calls(monkeypatch)
+
+    path = tmp_path / "mine.py"
+    path.write_text(
+        "import torch\n"
+        "from tutor.harness import launches\n"
+        "def past_the_copy(x):\n"
+        "    launches._count += 1  # stands in for a kernel that reads one lane past the end\n"
+        "    c = x.contiguous()\n"
+        "    flat = torch.as_strided(c, (c.numel() + 1,), (1,), c.storage_offset())\n"
+        "    out = flat[1:].reshape(c.shape).clone()\n"
+        "    return out, c\n"
+        "def no_copy(x):\n"
+        "    launches._count += 1\n"
+        "    c = x.contiguous()\n"
+        "    return c + 1, c\n"
+    )
+    module = learner.load(path, ("past_the_copy", "no_copy"))
+    x = torch.arange(12.0).reshape(3, 4)
+    out, copy = module.past_the_copy(x.t())
+    assert copy.data_ptr() != x.data_ptr() and bool(out.reshape(-1)[-1].isnan())
+    assert learner.call_behind(out).copied_inputs
+    want = x.t().contiguous().reshape(-1)[1:].tolist() + [11.0]
+    assert _diagnosis(out, torch.tensor(want).reshape(4, 3)).diagnosis == dx.MISSING_MASK
+    with inputs.guard_fill(0.0):
+        out, _ = module.past_the_copy(x.t())
+    assert out.reshape(-1)[-1].item() == 0.0
+    out, same = module.no_copy(x)
+    assert same.data_ptr() == x.data_ptr() and not learner.call_behind(out).copied_inputs
+
+
 def test_only_the_tail_wrong():
     want = torch.ones(2, 10)
     got = want.clone()

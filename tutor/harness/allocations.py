@@ -11,6 +11,10 @@ larger buffer with sentinel values on both sides:
   writes holds a known value on every run and backend (never-written positions are then told
   apart from wrong ones, and a grid that is too small reads the same each time).
 
+A copy the learner makes of a float input (`x.contiguous()`, `x.clone()`) is fenced too, with
+the guard the test's inputs have (NaN, or 0 in `inputs.guard_fill`): a load past its end reads
+what a load past the test's own input reads, on every run, instead of whatever memory follows.
+
 `check` tells a run past the end (`missing-mask`) from rows stored with the wrong stride
 (`row-stride`): the latter also leaves parts of the tensor itself unwritten.
 """
@@ -22,6 +26,7 @@ from torch.overrides import TorchFunctionMode
 
 from tutor import diagnoses as dx
 from tutor.harness.failures import HarnessFailure
+from tutor.harness.inputs import guard_value
 from tutor.i18n import N_, _
 
 GUARD = 1 << 14  # elements on each side: more than any block's overhang past a tensor's end
@@ -49,6 +54,8 @@ _FACTORIES = {
 }
 # Factories whose memory is left as it was: their tensors start filled with the sentinel.
 _UNINITIALISED = {torch.empty, torch.empty_like, torch.Tensor.new_empty}
+# Calls that may copy a tensor into new memory: the learner's own copy of an input.
+_COPIES = {torch.Tensor.contiguous, torch.Tensor.clone, torch.clone}
 
 
 def fill_value(dtype: torch.dtype) -> float | int | None:
@@ -82,26 +89,36 @@ class GuardedAllocations(TorchFunctionMode):
         # that holds no sentinel any more was written, whatever it holds now.
         self.sentinel_storages: set[int] = set()
         self.valued_storages: set[int] = set()
+        # Whether a float input was copied, its copy fenced with the inputs' guard: then NaN in
+        # the output can have come in from past the copy's end, as from past the inputs'.
+        self.copied_inputs = False
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
         if (
-            func not in _FACTORIES
+            func not in _FACTORIES | _COPIES
             or not isinstance(result, torch.Tensor)
             or fill_value(result.dtype) is None
             or result.numel() == 0
             or not result.is_contiguous()
         ):
             return result
-        n = result.numel()
         fill = fill_value(result.dtype)
+        if func in _COPIES:
+            source = args[0] if args else None
+            if not isinstance(source, torch.Tensor) or _same_storage(source, result):
+                return result  # already contiguous: no copy was made
+            if result.dtype.is_floating_point:
+                fill = guard_value()  # around a copy of an input, what is around the input
+                self.copied_inputs = True
+        n = result.numel()
         buffer = torch.full((n + 2 * GUARD,), fill, dtype=result.dtype, device=result.device)
         view = buffer[GUARD : GUARD + n].view(result.shape)
         if func not in _UNINITIALISED:
-            view.copy_(result)  # keep what zeros / ones / full put there
+            view.copy_(result)  # keep what zeros / ones / full / the copy put there
         kind = self.sentinel_storages if func in _UNINITIALISED else self.valued_storages
         kind.add(buffer.untyped_storage().data_ptr())
-        self.buffers.append((buffer, n))
+        self.buffers.append((buffer, n, fill))
         return view
 
     def started_as_sentinel(self) -> frozenset[int]:
@@ -111,13 +128,13 @@ class GuardedAllocations(TorchFunctionMode):
 
     def check(self, name: str) -> None:
         """Fail if any sentinel around an allocation was overwritten, naming how."""
-        for buffer, n in self.buffers:
-            fill = torch.tensor(fill_value(buffer.dtype), dtype=buffer.dtype, device=buffer.device)
+        for buffer, n, guard in self.buffers:
+            fill = torch.tensor(guard, dtype=buffer.dtype, device=buffer.device)
             guards = torch.cat([buffer[:GUARD], buffer[GUARD + n :]])
-            changed = int((guards != fill).sum())
+            changed = int((~_same_values(guards, fill)).sum())
             if not changed:
                 continue
-            holes = int((buffer[GUARD : GUARD + n] == fill).sum())
+            holes = int(_same_values(buffer[GUARD : GUARD + n], fill).sum())
             if holes:
                 raise HarnessFailure(
                     dx.ROW_STRIDE,
@@ -139,3 +156,14 @@ class GuardedAllocations(TorchFunctionMode):
                     why=_(LEAKY_MASK)
                 ),
             )
+
+
+def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+
+def _same_values(values: torch.Tensor, fill: torch.Tensor) -> torch.Tensor:
+    """Where `values` equal `fill`, NaN counting as equal to a NaN fill."""
+    if bool(fill.isnan()):
+        return values.isnan()
+    return values == fill

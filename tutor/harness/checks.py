@@ -220,7 +220,8 @@ def expect_close(
                 + _backend_note(expected.dtype),
             )
     bad_values = ~torch.isfinite(got) & torch.isfinite(want)
-    if bad_values.any() and reads_guarded:
+    # The guards around the learner's own copies of the inputs are evidence as the test's are.
+    if bad_values.any() and (reads_guarded or call.copied_inputs):
         claimed = failure(
             dx.MISSING_MASK,
             details=_(

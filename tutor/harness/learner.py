@@ -117,12 +117,13 @@ last_call_launches: list[launches.Launch] = []
 
 @dataclass(frozen=True)
 class CallRecord:
-    """What one observed call did: the programs its launches asked for, the launches, and the
-    storages it made filled with the sentinel."""
+    """What one observed call did: the programs its launches asked for, the launches, the
+    storages it made filled with the sentinel, and whether it copied an input (fenced)."""
 
     programs: int | None  # None: no launch was counted
     launches: tuple[launches.Launch, ...]
     sentinel_storages: frozenset[int]
+    copied_inputs: bool = False  # a float input copied, fenced with the inputs' guard
 
 
 # The tensors observed calls returned, by storage, with the record of the call that made each.
@@ -184,7 +185,12 @@ def observed(
         last_call_launches = launches.since(before)
         _remember_returned(
             result,
-            CallRecord(last_call_programs, tuple(last_call_launches), last_call_sentinel_storages),
+            CallRecord(
+                last_call_programs,
+                tuple(last_call_launches),
+                last_call_sentinel_storages,
+                allocations.copied_inputs,
+            ),
         )
         if launches.count() == before:
             raise HarnessFailure(
