@@ -293,11 +293,21 @@ def rescale_overflow_evidence(impl, x: torch.Tensor, y: torch.Tensor) -> str | N
         return None
     if not bool(again.reshape(-1, n).isnan().any(-1).all()):
         return None
+    # A row of 2^16 finite values has no padded lane in any block of a power of two up to its
+    # length: 0 * inf in the first rescale still makes NaN there, while new terms taken against
+    # the old max's -inf start, exp(x - m_old), make inf and NaN only from padded -inf lanes.
+    with guard_fill(0.0):
+        whole, _ = guarded(_on(make_rows([ORDINARY], 1 << 16, seed=11), (1, 1 << 16),
+                               torch.float32, x.device))  # fmt: skip
+        unpadded = impl.softmax_online(whole)
+    if not (isinstance(unpadded, torch.Tensor) and bool(unpadded.isnan().any())):
+        return None
     return (
         f"Every row is NaN, also the {int(finite.sum())} rows with no -inf in them, and also "
-        "with 0 instead of NaN around the input: the kernel makes NaN in every row, before "
-        "any value can be wrong. In an online softmax that is the first rescale: 0 * inf, "
-        "where the factor is exp(m_new - m_old) and m_old is still its -inf (or -1e30) start."
+        "with 0 instead of NaN around the input, and a row of 65536 finite values that fills "
+        "every block: the kernel makes NaN in every row, before any value can be wrong. In an "
+        "online softmax that is the first rescale: 0 * inf, where the factor is "
+        "exp(m_new - m_old) and m_old is still its -inf (or -1e30) start."
     )
 
 
