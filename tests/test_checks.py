@@ -79,6 +79,20 @@ def test_matching_suspect_names_the_mistake():
     assert "matches the 10% one" in failure.details
 
 
+def test_two_mistakes_that_fit_about_as_well_are_no_evidence_for_either():
+    """Where two suspects of different diagnoses both fit, neither is claimed (the run's
+    other tests tell them apart); one that fits 4 times closer is claimed, wherever listed."""
+    want = torch.linspace(1, 2, 10)
+    wrong = want * 1.1
+    near = wrong + 2e-5  # within the tolerance of wrong, but not exactly it
+    both = [Suspect("first", near, "a"), Suspect("second", wrong - 2e-5, "b")]
+    assert _diagnosis(wrong, want, suspects=both).diagnosis == dx.MISMATCH
+    closer = [Suspect("first", near, "a"), Suspect("second", wrong, "b")]
+    assert _diagnosis(wrong, want, suspects=closer).diagnosis == "second"
+    same = [Suspect("first", near, "a"), Suspect("first", wrong - 2e-5, "b")]
+    assert _diagnosis(wrong, want, suspects=same).diagnosis == "first"
+
+
 def test_suspects_given_as_a_function_are_built_only_for_a_wrong_output():
     want = torch.linspace(1, 2, 10)
     built = []

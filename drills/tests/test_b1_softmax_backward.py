@@ -80,6 +80,14 @@ def suspects(
         found.append(Suspect(diagnosis, round_to(value, dy.dtype, backend), story))
 
     add("dot-missing", yd * dyd, "y * dy: the row sum sum(dy * y) is not subtracted")
+    # No ladder of its own: on long rows it is y * dy within the tolerance, and there it
+    # contests dot-missing's claim (which the learner's kernel, subtracting a sum, would deny).
+    add(
+        dx.MISMATCH,
+        yd * (dyd - (dyd * yd).mean(-1, keepdim=True)),
+        "y * (dy - sum(dy * y) / N): the row sum divided by the row's length, a mean where "
+        "the sum belongs",
+    )
     add(
         "dx-sign",
         -backward_reference(yd, dyd),

@@ -145,12 +145,9 @@ def expect_close(
             diagnosis, text, details, where=located.where, error_map=located.picture, facts=facts
         )
 
-    for suspect in _built(suspects):
-        if _explains(got, want, suspect.value.detach().float(), tol):
-            raise failure(
-                suspect.diagnosis,
-                details=suspect.details_for(english_what),
-            )
+    suspect = _uncontested_suspect(got, want, _built(suspects), tol)
+    if suspect is not None:
+        raise failure(suspect.diagnosis, details=suspect.details_for(english_what))
     if unwritten.any() and not (wrong & ~unwritten).any():
         if bool(unwritten.all()) and call.programs == 0:
             raise failure(
@@ -570,6 +567,27 @@ def _excess(got: torch.Tensor, want: torch.Tensor, tol: Tolerance) -> float:
     # An exact comparison (atol = rtol = 0) allows nothing: equal values pass, others fail.
     ratio = torch.where(err == 0, torch.zeros_like(err), err / allowed)
     return float(ratio.max())
+
+
+def _uncontested_suspect(
+    got: torch.Tensor, want: torch.Tensor, suspects: Sequence[Suspect], tol: Tolerance
+) -> Suspect | None:
+    """The suspect that explains the output best (the first listed among equals), unless one
+    of another diagnosis explains it about as well (the best is not 4 times closer): an output
+    two mistakes would both give is no evidence for either, and the run's other tests tell
+    them apart (b1's dot divided by N gives dot-missing's y * dy on long rows, not on short)."""
+    fits = []
+    for suspect in suspects:
+        value = suspect.value.detach().float()
+        if _explains(got, want, value, tol):
+            fits.append((_excess(got, value, tol), len(fits), suspect))
+    if not fits:
+        return None
+    best_excess, _order, best = min(fits, key=lambda fit: fit[:2])
+    for excess, _order, other in fits:
+        if other.diagnosis != best.diagnosis and excess <= 4 * best_excess:
+            return None
+    return best
 
 
 def _explains(got: torch.Tensor, want: torch.Tensor, suspect: torch.Tensor, tol: Tolerance) -> bool:
