@@ -22,6 +22,7 @@ import pytest
 import torch
 
 from tutor.harness import (
+    GUARD,
     Backend,
     DrillFailure,
     Suspect,
@@ -45,7 +46,6 @@ PID_SPLIT = "pid-split"
 
 BLOCK_KS = (16, 32, 64, 128, 256)  # the BLOCK_K a learner may pick (tl.dot needs >= 16)
 TILES = (16, 32, 64, 128, 256)  # the BLOCK_M and BLOCK_N a learner may pick
-NAN = float("nan")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -105,9 +105,11 @@ def transposed(values: torch.Tensor) -> torch.Tensor:
 
 
 def column_slice(values: torch.Tensor) -> torch.Tensor:
-    """values as the first columns of a wider tensor: rows 7 elements longer in memory (NaN)."""
+    """values as the first columns of a wider tensor: rows 7 elements longer in memory, which
+    hold what the guards hold (NaN, or 0 in guard_fill)."""
     rows, cols = values.shape
-    wide, _ = _guarded(torch.full((rows, cols + 7), NAN, dtype=values.dtype, device=values.device))
+    slack = torch.full((rows, cols + 7), guard_value(), dtype=values.dtype, device=values.device)
+    wide, _ = _guarded(slack)
     view = wide[:, :cols]
     view.copy_(values)
     return view
@@ -155,10 +157,35 @@ def never_advanced(a: torch.Tensor, b: torch.Tensor, block_k: int, stuck: str) -
     return out.float()
 
 
+def strides_swapped(t: torch.Tensor) -> torch.Tensor | None:
+    """`t` as a kernel reads it when the wrapper passes its two strides the other way round,
+    or None where that read leaves the memory `t` lies in (or meets the NaN around it)."""
+    rows, cols = t.shape
+    reach = t.storage_offset() + (rows - 1) * t.stride(1) + (cols - 1) * t.stride(0)
+    if reach >= t.untyped_storage().nbytes() // t.element_size():
+        return None
+    read = torch.as_strided(t, t.shape, (t.stride(1), t.stride(0)), t.storage_offset())
+    return None if bool(read.isnan().any()) else read
+
+
 def suspects(a: torch.Tensor, b: torch.Tensor, backend: Backend) -> list[Suspect]:
     """What c would be for the mistakes that can be computed from the values alone."""
     k = a.shape[1]
     found = []
+    # No ladder of their own: they say what was read, and contest a named mistake that gives
+    # the same c only because of the test's values (b's first rows all ones, read over again).
+    for name, misread in (("a", strides_swapped(a)), ("b", strides_swapped(b))):
+        if misread is not None:
+            pair = (misread, b) if name == "a" else (a, misread)
+            found.append(
+                Suspect(
+                    dx.MISMATCH,
+                    round_to(reference(*pair), a.dtype, backend),
+                    f"a @ b with {name} read through its two strides passed the other way "
+                    f"round (stride_{name}{'m' if name == 'a' else 'k'} and "
+                    f"stride_{name}{'k' if name == 'a' else 'n'} swapped)",
+                )
+            )
     for block_k in (block for block in BLOCK_KS if block < k):
         for stuck, which in (("both", "a_ptrs and b_ptrs"), ("a", "a_ptrs"), ("b", "b_ptrs")):
             found.append(
@@ -280,21 +307,35 @@ def _call(impl, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         ) from None
 
 
-def _looks_right(impl, backend: Backend, a_values, b_values, layout: str) -> bool:
-    """Whether the same values, laid out as `layout`, give the right c."""
+def _misreads_stay_in_guards(a_values: torch.Tensor, b_values: torch.Tensor) -> bool:
+    """Whether a and b are small enough to be laid out again for a probe: a kernel that reads
+    them with the wrong strides reaches about one tensor's length past them, which the NaN
+    guards then hold. Past that, on the CPU, it can kill the test process (on a GPU, fault)."""
+    return max(a_values.numel(), b_values.numel()) <= GUARD
+
+
+def _rerun(impl, backend: Backend, a_values, b_values, layout: str):
+    """(c, its reference, the tolerance) for the same values laid out as `layout`; None when
+    the call fails or c is not a tensor of the reference's shape and dtype."""
     lay_a, lay_b = LAYOUTS[layout]
     try:
         c = _call(impl, lay_a(a_values), lay_b(b_values))
     except DrillFailure:
-        return False
+        return None
     want = round_to(reference(a_values, b_values), a_values.dtype, backend)
-    tol = _tol(a_values.dtype, a_values.shape[1], backend)
-    return (
-        isinstance(c, torch.Tensor)
-        and c.shape == want.shape
-        and c.dtype == want.dtype
-        and torch.allclose(c.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
-    )
+    if not (isinstance(c, torch.Tensor) and c.shape == want.shape and c.dtype == want.dtype):
+        return None
+    return c, want, _tol(a_values.dtype, a_values.shape[1], backend)
+
+
+def _close(c: torch.Tensor, want: torch.Tensor, tol: Tolerance) -> bool:
+    return torch.allclose(c.float(), want.float(), atol=tol.atol, rtol=tol.rtol)
+
+
+def _looks_right(impl, backend: Backend, a_values, b_values, layout: str) -> bool:
+    """Whether the same values, laid out as `layout`, give the right c."""
+    again = _rerun(impl, backend, a_values, b_values, layout)
+    return again is not None and _close(*again)
 
 
 def check_matmul(
@@ -328,17 +369,32 @@ def check_matmul(
         rounded, tol = round_to(want, a.dtype, backend), _tol(a.dtype, k, backend)
         _pid_split(failure, c, rounded, tol, programs, tiles)
         raise_if_edges_unwritten(failure, c, rounded, tol, "c")
-        if failure.diagnosis in (dx.MISMATCH, dx.NAN_OR_INF, dx.TAIL_WRONG, dx.MISSING_MASK):
+        if failure.diagnosis in (
+            dx.MISMATCH,
+            dx.NAN_OR_INF,
+            dx.TAIL_WRONG,
+            dx.MISSING_MASK,
+        ) and _misreads_stay_in_guards(a_values, b_values):
             # NaN can also come from a slice's slack read with the wrong strides: layout first.
             _diagnose_layout(impl, backend, a_values, b_values, layout, failure)
-        if failure.diagnosis == dx.MISSING_MASK and _right_with_zeros_around(
-            impl, backend, a_values, b_values, layout
-        ):
+        zeros = (
+            _with_zeros_around(impl, backend, a_values, b_values, layout)
+            if failure.diagnosis == dx.MISSING_MASK and failure.guard_evidence is not None
+            else None
+        )
+        if zeros == "right":
             raise failure.renamed(
                 K_TAIL,
                 "NaN came in from just past the end of a or b along K (the test puts NaN "
                 f"there): with K = {k}, the last K block is partial and its lanes past K "
                 "must be masked. Loads past M or N only reach outputs the store drops.",
+            ) from None
+        if zeros == "wrong":
+            raise failure.renamed(
+                dx.MISMATCH,
+                "NaN came in from memory around a and b, and with 0 there c is still wrong: "
+                "the loads reach the wrong places (a's or b's strides passed in the wrong "
+                "order, or the pointers stepped by the wrong one), not only lanes past K.",
             ) from None
         if failure.diagnosis == dx.BF16_NO_UPCAST:
             raise failure.renamed(
@@ -349,13 +405,23 @@ def check_matmul(
         raise
 
 
-def _right_with_zeros_around(impl, backend: Backend, a_values, b_values, layout: str) -> bool:
-    """Whether c comes out right when the memory around a and b (and a slice's slack) holds 0
-    instead of NaN: then the NaN came from lanes past K, which add nothing once they read 0.
-    If c stays NaN the kernel makes it itself (0 * inf, inf - inf); if it turns finite but
-    wrong, the loads went elsewhere (pointers stepped by the wrong stride), not just past K."""
+def _with_zeros_around(impl, backend: Backend, a_values, b_values, layout: str) -> str | None:
+    """How c comes out when the memory around a and b (and a slice's slack) holds 0 instead of
+    NaN: "right" when the NaN came from lanes past K, which add nothing once they read 0;
+    "wrong" when finite values are wrong: the loads went elsewhere (strides swapped, pointers
+    stepped by the wrong stride), not just past K; None when c is right but for NaN (the kernel
+    makes it: 0 * inf) or the probe is not safe to run."""
+    if not _misreads_stay_in_guards(a_values, b_values):
+        return None
     with guard_fill(0.0):
-        return _looks_right(impl, backend, a_values, b_values, layout)
+        again = _rerun(impl, backend, a_values, b_values, layout)
+    if again is None:
+        return None
+    c, want, tol = again
+    finite = torch.isfinite(c)
+    if not _close(c[finite], want[finite], tol):
+        return "wrong"  # finite values wrong: not NaN made by the kernel, nor lanes past K
+    return "right" if bool(finite.all()) else None
 
 
 def _diagnose_layout(impl, backend, a_values, b_values, layout: str, failure: DrillFailure) -> None:
