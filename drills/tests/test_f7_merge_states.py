@@ -32,6 +32,9 @@ from tutor.harness import diagnoses as dx
 from tutor.harness.allocations import never_written
 
 DRILL = "f7"
+# A lane past head_dim is never stored and no LSE lies past the tokens x heads the grid covers:
+# a load there that reads 0 leaves the output right (tutor.harness.drill_plugin).
+ZEROS_PAST_END_HARMLESS = True
 
 DTYPES = [torch.float32, torch.bfloat16]
 DTYPE_IDS = ["fp32", "bf16"]

@@ -28,7 +28,7 @@ from tutor.harness import backend as backend_mod
 from tutor.harness import learner, story_text
 from tutor.harness.failures import DrillFailure, HarnessFailure
 from tutor.harness.inputs import guard_fill
-from tutor.i18n import ngettext
+from tutor.i18n import _, ngettext
 from tutor.paths import CoursePaths
 
 _BACKEND = pytest.StashKey[backend_mod.Backend]()
@@ -78,7 +78,10 @@ def pytest_runtest_call(item: pytest.Item):
 
     The claim says the NaN came from guard memory next to the inputs. The test runs again with
     guards of 0: if the same positions are NaN again, the kernel made the NaN itself (inf * 0,
-    0 / 0), and the failure is named `nan-or-inf` instead.
+    0 / 0), and the failure is named `nan-or-inf` instead. In a drill whose test module sets
+    ZEROS_PAST_END_HARMLESS (a lane past the end is never stored, or adds to nothing, so a load
+    there that reads 0 does no harm), a run with 0 there that is still wrong shows the loads
+    reach the wrong places (strides swapped), not only past the end: a mismatch, said so.
     """
     try:
         return (yield)
@@ -90,6 +93,24 @@ def pytest_runtest_call(item: pytest.Item):
             with guard_fill(0.0):
                 item.runtest()
         except DrillFailure as again:
+            if (
+                getattr(item.module, "ZEROS_PAST_END_HARMLESS", False)
+                and again.diagnosis != dx.MISSING_MASK
+                and again.guard_evidence is None
+            ):
+                raise HarnessFailure(
+                    dx.MISMATCH,
+                    failure.message,
+                    _(
+                        "NaN came in from the memory around the inputs, and with 0 there the "
+                        "output is still wrong, where a load past the end that reads 0 does no "
+                        "harm: the loads reach the wrong places (strides passed in the wrong "
+                        "order?), not only past the end."
+                    ),
+                    where=failure.where,
+                    error_map=failure.error_map,
+                    facts=failure.facts,
+                ) from None
             if again.guard_evidence is not None and torch.equal(again.guard_evidence, evidence):
                 raise HarnessFailure(
                     dx.NAN_OR_INF,
