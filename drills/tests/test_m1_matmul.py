@@ -410,10 +410,8 @@ def _with_zeros_around(impl, backend: Backend, a_values, b_values, layout: str) 
     NaN: "right" when the NaN came from lanes past K, which add nothing once they read 0;
     "wrong" when finite values are wrong: the loads went elsewhere (strides swapped, pointers
     stepped by the wrong stride), not just past K; None when c is right but for NaN (the kernel
-    makes it: 0 * inf) or the probe is not safe to run."""
-    if not _misreads_stay_in_guards(a_values, b_values):
-        return None
-    with guard_fill(0.0):
+    makes it: 0 * inf)."""
+    with guard_fill(0.0):  # the layout the test ran already: no new reach past the guards
         again = _rerun(impl, backend, a_values, b_values, layout)
     if again is None:
         return None
