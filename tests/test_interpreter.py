@@ -136,6 +136,14 @@ if os.environ.get(CHILD):  # the kernels exist in the child only, interpreted an
         tl.store(x_ptr + tl.arange(0, 4), tl.arange(0, 4) + tl.arange(0, 8))
 
     @triton.jit
+    def far_reach(x_ptr, y_ptr, reach, BLOCK: tl.constexpr):
+        """Loads BLOCK values `reach` elements apart and stores them back the same way: lanes
+        past x are far outside every tensor of the launch."""
+        o = tl.arange(0, BLOCK)
+        tl.store(y_ptr + o, tl.load(x_ptr + o * reach))
+        tl.store(x_ptr + o * reach, tl.load(x_ptr + o))
+
+    @triton.jit
     def int_arithmetic(y_ptr, n, BLOCK: tl.constexpr):
         o = tl.arange(0, BLOCK)
         tl.store(y_ptr + o, n * 3 - 1 + o)
@@ -373,6 +381,21 @@ def _chain(exc):
         seen.append(exc)
         exc = exc.__cause__ or exc.__context__
     return seen
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_memory_outside_the_launch_s_tensors_reads_the_guard_and_takes_no_store(k, dtype):
+    # Interpreter: a lane far past every tensor read the process's heap (a different value each
+    # run) or killed the process; a store there corrupted it.
+    from tutor.harness.inputs import guard_fill
+
+    x, y = torch.arange(4.0, dtype=dtype), torch.zeros(4, dtype=dtype)
+    k.far_reach[(1,)](x, y, 1 << 24, BLOCK=4)
+    assert y[0].item() == 0.0 and bool(y[1:].isnan().all())
+    assert torch.equal(x, torch.arange(4.0, dtype=dtype))  # the store inside x landed, as 0
+    with guard_fill(0.0):
+        k.far_reach[(1,)](x, y, 1 << 24, BLOCK=4)
+    assert torch.equal(y, torch.zeros(4, dtype=dtype))
 
 
 def test_loop_variables_are_scalar_tensors(k):
