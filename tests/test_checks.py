@@ -138,8 +138,7 @@ def _fresh_calls(monkeypatch) -> None:
     it back after the test, so the tests that check no call see none."""
     from tutor.harness import learner
 
-    for name in ("last_call_programs", "last_call_sentinel_storages", "last_call_launches"):
-        monkeypatch.setattr(learner, name, getattr(learner, name))
+    monkeypatch.setattr(learner, "last_call", learner.last_call)
     monkeypatch.setattr(learner, "_returned", {})
 
 

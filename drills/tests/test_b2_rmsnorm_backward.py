@@ -142,9 +142,9 @@ def expect_backward(
     row_stride_x: torch.Tensor | None = None,
 ) -> None:
     got_dx, got_dw = _out(impl, dy, x, w, rstd)
-    programs = learner.last_call_programs  # before any re-run
+    programs = learner.last_call.programs  # before any re-run
     # each launch's program count: a grid-stride kernel's P, where each program keeps a row
-    grids = [math.prod(launch.grid) for launch in learner.last_call_launches if launch.grid]
+    grids = [math.prod(launch.grid) for launch in learner.last_call.launches if launch.grid]
     bf16 = x.dtype != torch.float32
 
     def dx_suspects() -> list[Suspect]:

@@ -247,7 +247,7 @@ def _rounded_down_grid(blank: torch.Tensor, programs: int, tiles: tuple[int, ...
 def _tiles_launched() -> tuple[int, ...]:
     """The tile edges the last call can have used: TILES, narrowed to the power-of-two
     constexprs its launches passed when they include any (its BLOCK_M and BLOCK_N)."""
-    passed = {block for launch in learner.last_call_launches for block in launch.blocks}
+    passed = {block for launch in learner.last_call.launches for block in launch.blocks}
     return tuple(t for t in TILES if t in passed) or TILES
 
 
@@ -351,7 +351,7 @@ def check_matmul(
     a, b = lay_a(a_values), lay_b(b_values)
     k = a.shape[1]
     c = _call(impl, a, b)
-    programs = learner.last_call_programs  # before any re-run asks for other grids
+    programs = learner.last_call.programs  # before any re-run asks for other grids
     tiles = _tiles_launched()
     want = reference(a_values, b_values)
     try:

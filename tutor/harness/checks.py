@@ -124,14 +124,16 @@ def expect_close(
             ),
         )
     got, want = actual.detach().float(), expected.detach().float()
-    if _excess(got, want, tol) <= 1.0:
+    to_reference = _excess(got, want, tol)
+    if to_reference <= 1.0:
         return
     message = describe_mismatch(got, want, tol, what)
     wrong, unwritten, located = _located(actual, expected, tol)
     call = learner.call_behind(actual)  # the launches that made this output, for grid claims
-    # Whether only an end was never written: a grid-too-small claim elsewhere in the run must
-    # stop at a launch's programs here too (tutor.agreement).
-    end_unwritten = _unwritten_end_stops(wrong, unwritten, call)
+    # Only an end never written, and whether the launches can have stopped there: the evidence
+    # for grid-too-small here, and for or against it elsewhere in the run (tutor.agreement).
+    end = _unwritten_end(wrong, unwritten)
+    grid_stops = end is not None and _grid_could_stop_at(end.starts, call)
 
     def failure(
         diagnosis: str, text: str = message, details: str = "", fill: str = ""
@@ -139,13 +141,13 @@ def expect_close(
         facts = {
             **located.facts,
             **({"fill": fill} if fill else {}),
-            **({END_UNWRITTEN: end_unwritten} if end_unwritten else {}),
+            **({END_UNWRITTEN: GRID_STOPS if grid_stops else NO_GRID_STOPS} if end else {}),
         }
         return HarnessFailure(
             diagnosis, text, details, where=located.where, error_map=located.picture, facts=facts
         )
 
-    suspect = _uncontested_suspect(got, want, _built(suspects), tol)
+    suspect = _uncontested_suspect(got, to_reference, _built(suspects), tol)
     if suspect is not None:
         raise failure(suspect.diagnosis, details=suspect.details_for(english_what))
     if unwritten.any() and not (wrong & ~unwritten).any():
@@ -169,10 +171,7 @@ def expect_close(
                     "was filled with"
                 ).format(what=what),
             )
-        first = int(unwritten.reshape(-1).nonzero()[0])
-        if _is_suffix(unwritten) and _grid_could_stop_at(
-            _suffix_starts(first, unwritten.shape), call
-        ):
+        if grid_stops and end.axis is None:
             raise failure(
                 dx.GRID_TOO_SMALL,
                 message,
@@ -180,12 +179,10 @@ def expect_close(
                     "Everything from index {first} of {total} to the end was never written, and "
                     "everything before it is right: the grid launched too few programs to cover "
                     "the output (the count rounds down, or counts the wrong dimension)."
-                ).format(first=first, total=unwritten.numel()),
+                ).format(first=end.first, total=unwritten.numel()),
                 EMPTY,
             )
-        cut = _unlaunched_along_one_axis(unwritten)
-        if cut is not None and _grid_could_stop_at({cut[1]}, call):
-            axis, first = cut
+        if grid_stops:
             raise failure(
                 dx.GRID_TOO_SMALL,
                 message,
@@ -194,7 +191,7 @@ def expect_close(
                     "never written, and everything else is right: the grid launched too few "
                     "programs along that dimension (its count rounds down, or counts the wrong "
                     "dimension)."
-                ).format(axis=axis, size=unwritten.shape[axis], first=first),
+                ).format(axis=end.axis, size=unwritten.shape[end.axis], first=end.first),
                 EMPTY,
             )
     zeroed = _zero_filled_tail(got, want, wrong)
@@ -350,24 +347,30 @@ def _program_counts(grid: tuple[int, ...], factors: bool) -> set[int]:
     return counts
 
 
-def _unwritten_end_stops(
-    wrong: torch.Tensor, unwritten: torch.Tensor, call: learner.CallRecord
-) -> str | None:
+@dataclass(frozen=True)
+class UnwrittenEnd:
+    """An end of the output that was never written: from flat index `first` on (`axis` None),
+    or from index `first` on along `axis`; `starts`, where a grid that stops short would stop."""
+
+    axis: int | None
+    first: int
+    starts: set[int]
+
+
+def _unwritten_end(wrong: torch.Tensor, unwritten: torch.Tensor) -> UnwrittenEnd | None:
     """When some but not all values were never written, every other value is right, and the
     unwritten ones are an end of the output (a flat suffix, or every index from one on along an
-    axis): whether `call`'s launches can have stopped there (GRID_STOPS or NO_GRID_STOPS).
-    Else None."""
+    axis, the patterns a grid that stops short leaves): that end. Else None."""
     if not unwritten.any() or bool(unwritten.all()) or (wrong & ~unwritten).any():
         return None
     if _is_suffix(unwritten):
         first = int(unwritten.reshape(-1).nonzero()[0])
-        starts = _suffix_starts(first, unwritten.shape)
-    else:
-        cut = _unlaunched_along_one_axis(unwritten)
-        if cut is None:
-            return None
-        starts = {cut[1]}
-    return GRID_STOPS if _grid_could_stop_at(starts, call) else NO_GRID_STOPS
+        return UnwrittenEnd(None, first, _suffix_starts(first, unwritten.shape))
+    cut = _unlaunched_along_one_axis(unwritten)
+    if cut is None:
+        return None
+    axis, first = cut
+    return UnwrittenEnd(axis, first, {first})
 
 
 def _is_suffix(mask: torch.Tensor) -> bool:
@@ -570,17 +573,24 @@ def _excess(got: torch.Tensor, want: torch.Tensor, tol: Tolerance) -> float:
 
 
 def _uncontested_suspect(
-    got: torch.Tensor, want: torch.Tensor, suspects: Sequence[Suspect], tol: Tolerance
+    got: torch.Tensor, to_reference: float, suspects: Sequence[Suspect], tol: Tolerance
 ) -> Suspect | None:
     """The suspect that explains the output best (the first listed among equals), unless one
     of another diagnosis explains it about as well (the best is not 4 times closer): an output
     two mistakes would both give is no evidence for either, and the run's other tests tell
-    them apart (b1's dot divided by N gives dot-missing's y * dy on long rows, not on short)."""
+    them apart (b1's dot divided by N gives dot-missing's y * dy on long rows, not on short).
+
+    A suspect explains the output when it fits it (within twice the tolerance) and fits it
+    clearly better than the reference does (`to_reference`, the output's excess over it, is 4
+    times the suspect's or more)."""
     fits = []
     for suspect in suspects:
         value = suspect.value.detach().float()
-        if _explains(got, want, value, tol):
-            fits.append((_excess(got, value, tol), len(fits), suspect))
+        if value.shape != got.shape:
+            continue
+        to_suspect = _excess(got, value, tol)
+        if to_suspect <= 2.0 and to_suspect * 4 <= to_reference:
+            fits.append((to_suspect, len(fits), suspect))
     if not fits:
         return None
     best_excess, _order, best = min(fits, key=lambda fit: fit[:2])
@@ -588,14 +598,6 @@ def _uncontested_suspect(
         if other.diagnosis != best.diagnosis and excess <= 4 * best_excess:
             return None
     return best
-
-
-def _explains(got: torch.Tensor, want: torch.Tensor, suspect: torch.Tensor, tol: Tolerance) -> bool:
-    """The suspect fits the output, and fits it clearly better than the reference does."""
-    if suspect.shape != got.shape:
-        return False
-    to_suspect = _excess(got, suspect, tol)
-    return to_suspect <= 2.0 and to_suspect * 4 <= _excess(got, want, tol)
 
 
 def _nan_text(mask: torch.Tensor) -> str:

@@ -106,24 +106,26 @@ class Learner:
         return observed(getattr(self.module, name), name, self.path, self.torch_core)
 
 
-# Programs the last observed call's launches asked for: 0 when its grids rounded down to nothing.
-last_call_programs: int | None = None
-# The storages the last observed call made with torch.empty and kin, filled with the sentinel
-# (tutor.harness.allocations): an output among them that holds no sentinel was written.
-last_call_sentinel_storages: frozenset[int] = frozenset()
-# The last observed call's launches (grids and blocks): evidence for and against grid-too-small.
-last_call_launches: list[launches.Launch] = []
-
-
 @dataclass(frozen=True)
 class CallRecord:
-    """What one observed call did: the programs its launches asked for, the launches, the
-    storages it made filled with the sentinel, and whether it copied an input (fenced)."""
+    """What one observed call did: evidence for the checks of its output.
 
-    programs: int | None  # None: no launch was counted
+    - programs: the programs its launches asked for (0 when its grids rounded down to nothing;
+      None before any call);
+    - launches: their grids and blocks, evidence for and against grid-too-small;
+    - sentinel_storages: the storages it made with torch.empty and kin, filled with the
+      sentinel (tutor.harness.allocations): an output among them that holds none was written;
+    - copied_inputs: it copied a float input, fenced with the inputs' guard.
+    """
+
+    programs: int | None
     launches: tuple[launches.Launch, ...]
     sentinel_storages: frozenset[int]
-    copied_inputs: bool = False  # a float input copied, fenced with the inputs' guard
+    copied_inputs: bool = False
+
+
+# The last observed call, for an output it wrote into a tensor it was given.
+last_call = CallRecord(None, (), frozenset())
 
 
 # The tensors observed calls returned, by storage, with the record of the call that made each.
@@ -138,7 +140,7 @@ def call_behind(tensor: torch.Tensor) -> CallRecord:
     found = _returned.get(tensor.untyped_storage().data_ptr())
     if found is not None and found[0]() is not None:
         return found[1]
-    return CallRecord(last_call_programs, tuple(last_call_launches), last_call_sentinel_storages)
+    return last_call
 
 
 def started_as_sentinel(tensor: torch.Tensor) -> bool:
@@ -165,7 +167,7 @@ def observed(
     one launch, and no call to one of the drill's `torch_core` operations."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        global last_call_programs, last_call_sentinel_storages, last_call_launches
+        global last_call
         before, programs_before = launches.count(), launches.programs()
         try:
             # The fence first, so that the core calls seen are the learner's, not its copies.
@@ -180,18 +182,13 @@ def observed(
             failure.error = exc  # the learner's own exception, for call_or_refuse
             raise failure from None
         allocations.check(name)
-        last_call_programs = launches.programs() - programs_before
-        last_call_sentinel_storages = allocations.started_as_sentinel()
-        last_call_launches = launches.since(before)
-        _remember_returned(
-            result,
-            CallRecord(
-                last_call_programs,
-                tuple(last_call_launches),
-                last_call_sentinel_storages,
-                allocations.copied_inputs,
-            ),
+        last_call = CallRecord(
+            launches.programs() - programs_before,
+            tuple(launches.since(before)),
+            allocations.started_as_sentinel(),
+            allocations.copied_inputs,
         )
+        _remember_returned(result, last_call)
         if launches.count() == before:
             raise HarnessFailure(
                 dx.TORCH_FALLBACK,
