@@ -258,7 +258,9 @@ def loop_bound_evidence(
     ref = round_to(softmax_reference(rows), x.dtype, backend).double()
     for block in BLOCKS:
         k = n // block * block
-        if not 0 < k < n:
+        # one column past the last whole block is also what a store mask one lane short leaves
+        # wrong: no evidence for the loop (N = 8193 gives it on every block size)
+        if not 0 < k < n - 1:
             continue
         trunc = round_to(truncated_stats_softmax(rows, block), x.dtype, backend).double()
         head_ok = _rows_close(got[:, :k], ref[:, :k], tol) | _rows_close(
