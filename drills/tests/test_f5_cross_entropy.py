@@ -14,6 +14,8 @@ each output is compared with what the classic mistakes would produce on the same
   the target's).
 - `no-max-subtraction`: the same rows shifted by +-200 (cross-entropy does not change when a
   row is shifted) must give the same answers; exp(200) is inf and exp(-200) is 0 in fp32.
+- `max-floor`: of those shifted rows, only the ones shifted down go wrong: the max subtracted
+  never goes below 0 (it starts at 0, or padded lanes join it as 0).
 - `ignored-grad`: every counted row of dlogits right and the ignored rows not 0: their zero
   gradient was never stored (they hold the fill value of new memory, or the logits the buffer
   was copied from).
@@ -48,6 +50,7 @@ VOCAB_PADDING = "vocab-padding"
 IGNORE_INDEX_MEAN = "ignore-index-mean"
 GRAD_SCALE = "grad-scale"
 NO_MAX_SUBTRACTION = "no-max-subtraction"
+MAX_FLOOR = "max-floor"
 GRAD_TARGET = "grad-target"
 IGNORED_GRAD = "ignored-grad"
 
@@ -477,12 +480,43 @@ def test_fp32_large_logits(impl, backend):
     except DrillFailure as failure:
         if failure.diagnosis not in (dx.MISMATCH, dx.NAN_OR_INF):
             raise
+        floor = _max_floor_evidence(impl, shifted, target, shift[:, 0] > 0)
+        if floor is not None:
+            raise failure.renamed(MAX_FLOOR, floor) from None
         raise failure.renamed(
             NO_MAX_SUBTRACTION,
             "The same rows near -10 came out right: only shifting them by +-200 breaks the "
             "kernel, which is exp overflowing (exp(200) = inf) or underflowing (exp(-200) = 0) "
             "without the running max subtracted.",
         ) from None
+
+
+def _max_floor_evidence(
+    impl, shifted: torch.Tensor, target: torch.Tensor, up: torch.Tensor
+) -> str | None:
+    """Every counted row shifted up right and every one shifted down wrong: the max subtracted
+    never goes below 0 (a running max started at 0, or padded lanes taken into it as 0), so a
+    row near -200 takes exp(x - 0), which underflows to 0. Without the max subtracted at all,
+    the rows near +200 overflow too."""
+    got = _call(impl, shifted, target, -100).dlogits
+    if not (isinstance(got, torch.Tensor) and got.shape == shifted.shape):
+        return None
+    ref = cross_entropy_fp64(shifted, target, -100).dlogits
+    close = torch.isclose(
+        got.double().cpu(),
+        ref.double().cpu(),
+        atol=SHIFTED_TOL.atol,
+        rtol=SHIFTED_TOL.rtol,
+    ).all(-1)
+    counted = (target != -100).cpu()
+    up, down = counted & up.cpu(), counted & ~up.cpu()
+    if not (bool(close[up].all()) and not bool(close[down].any())):
+        return None
+    return (
+        f"The rows shifted up by {SHIFT:g} came out right and all {int(down.sum())} shifted "
+        f"down by {SHIFT:g} wrong: the max you subtract never goes below 0, so a row near "
+        f"-{SHIFT:g} takes exp(x - 0), which is 0 in float32, and its lse is log(0) = -inf."
+    )
 
 
 def test_no_row_counted(impl, backend):
