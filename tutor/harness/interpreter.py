@@ -964,20 +964,22 @@ def _patch_bounded_memory(interp: Any) -> None:
     original_load = builder.create_masked_load
     original_store = builder.create_masked_store
 
-    def create_masked_load(self, ptrs, mask, other, cache_policy, is_volatile):
+    # `rest`: the cache and eviction hints and volatility, which differ between Triton
+    # releases (3.6 passes one more than 3.9) and are handed on as they came.
+    def create_masked_load(self, ptrs, mask, other, *rest):
         away = outside(ptrs)
         if away is None:
-            return original_load(self, ptrs, mask, other, cache_policy, is_volatile)
+            return original_load(self, ptrs, mask, other, *rest)
         kept = interp.TensorHandle(mask.data & ~away, mask.dtype)
-        loaded = original_load(self, ptrs, kept, other, cache_policy, is_volatile)
+        loaded = original_load(self, ptrs, kept, other, *rest)
         _fill_guard(loaded, mask.data & away, ptrs.get_element_ty())
         return loaded
 
-    def create_masked_store(self, ptrs, value, mask, cache_policy):
+    def create_masked_store(self, ptrs, value, mask, *rest):
         away = outside(ptrs)
         if away is not None:
             mask = interp.TensorHandle(mask.data & ~away, mask.dtype)
-        return original_store(self, ptrs, value, mask, cache_policy)
+        return original_store(self, ptrs, value, mask, *rest)
 
     executor._init_args_hst = init_args_hst
     builder.create_masked_load = create_masked_load
