@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from tutor import diagnoses as dx
+from tutor.agreement import END_UNWRITTEN
 from tutor.harness import inputs
 from tutor.harness.backend import CPU, CUDA, Backend, round_to
 from tutor.harness.checks import (
@@ -375,6 +376,8 @@ def test_a_grid_axis_that_stops_short_is_grid_too_small_not_a_mismatch():
     sliver = want.clone()
     sliver[..., 31:] = fill_value(torch.float32)  # the last lane only
     assert _diagnosis(sliver, want).diagnosis == dx.MISMATCH
+    # ... but it is an end left unwritten all the same, for the run's agreement to weigh
+    assert END_UNWRITTEN in _diagnosis(sliver, want).facts
     scattered = want.clone()
     scattered[1, 4:, :] = fill_value(torch.float32)  # one token only: not a grid axis
     assert _diagnosis(scattered, want).diagnosis == dx.MISMATCH
