@@ -125,7 +125,7 @@ def cross_entropy(
     loss_rows = torch.empty(n_rows, dtype=torch.float32, device=logits.device)
     # Counted on the device, read by the kernel: no host sync. 0 is never divided by.
     n_valid = (target != ignore_index).sum()
-    block_v = min(triton.next_power_of_2(n_cols), MAX_BLOCK_V)
+    block_v = _block_v(n_cols)
     _cross_entropy_kernel[(n_rows,)](
         logits,
         target,
@@ -140,3 +140,18 @@ def cross_entropy(
         num_warps=_num_warps(block_v),
     )
     return loss_rows.sum(), dlogits
+
+
+def _block_v(n_cols: int) -> int:
+    """Blocks of MAX_BLOCK_V for long rows; a row that would fit one such block goes in two.
+
+    A whole row in one block of 32768 lanes at 32 warps fills an SM's registers: one program
+    per SM, whose loads, reductions and stores then run one after another. In two blocks of
+    16 warps, two programs share the SM and one's loads overlap the other's arithmetic. On an
+    H100 at V = 32000 (bf16): 233 us in one block, 196 us in two (88% of copy bandwidth);
+    at V = 128256 blocks of 32768 at 32 warps stay the fastest (837 against 882 us).
+    """
+    whole_row = triton.next_power_of_2(n_cols)
+    if whole_row > MAX_BLOCK_V:
+        return MAX_BLOCK_V
+    return max(whole_row // 2, 16)
