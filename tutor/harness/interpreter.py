@@ -964,22 +964,23 @@ def _patch_bounded_memory(interp: Any) -> None:
     original_load = builder.create_masked_load
     original_store = builder.create_masked_store
 
-    # `rest`: the cache and eviction hints and volatility, which differ between Triton
-    # releases (3.6 passes one more than 3.9) and are handed on as they came.
-    def create_masked_load(self, ptrs, mask, other, *rest):
+    # `rest`, `named`: the cache and eviction hints and volatility, which differ between
+    # Triton releases (3.6 passes one more than 3.9, and names them from tensor descriptors)
+    # and are handed on as they came.
+    def create_masked_load(self, ptrs, mask, other, *rest, **named):
         away = outside(ptrs)
         if away is None:
-            return original_load(self, ptrs, mask, other, *rest)
+            return original_load(self, ptrs, mask, other, *rest, **named)
         kept = interp.TensorHandle(mask.data & ~away, mask.dtype)
-        loaded = original_load(self, ptrs, kept, other, *rest)
+        loaded = original_load(self, ptrs, kept, other, *rest, **named)
         _fill_guard(loaded, mask.data & away, ptrs.get_element_ty())
         return loaded
 
-    def create_masked_store(self, ptrs, value, mask, *rest):
+    def create_masked_store(self, ptrs, value, mask, *rest, **named):
         away = outside(ptrs)
         if away is not None:
             mask = interp.TensorHandle(mask.data & ~away, mask.dtype)
-        return original_store(self, ptrs, value, mask, *rest)
+        return original_store(self, ptrs, value, mask, *rest, **named)
 
     executor._init_args_hst = init_args_hst
     builder.create_masked_load = create_masked_load
