@@ -11,6 +11,7 @@ import torch
 import triton
 import triton.language as tl
 
+MAX_GRID_ROWS = 65535  # the most programs a grid's axis 1 can hold
 DECODE_ROWS = 128  # at most this many rows (tokens): fewer rows than an H100/H200 has SMs
 
 
@@ -53,9 +54,9 @@ def _silu_and_mul_kernel(
     d,
     BLOCK_SIZE: tl.constexpr,
 ):
-    row_idx = tl.program_id(0).to(tl.int64)
+    row_idx = tl.program_id(1).to(tl.int64)  # axis 1: rows; axis 0: column blocks
     # No reduction along the row, so a long row can be cut into independent column blocks.
-    offsets = tl.program_id(1) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
     mask = offsets < d
     x_row = x_ptr + row_idx * x_row_stride
 
@@ -119,7 +120,7 @@ def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
     """out = silu(x[..., :d]) * x[..., d:] for x of shape [..., 2d]; returns a new [..., d].
 
     The first half is the gate (through silu = g * sigmoid(g)), the second half is up. The
-    grid is (rows, cdiv(d, BLOCK)) with BLOCK = min(1024, next_power_of_2(d)).
+    grid is (cdiv(d, BLOCK), rows) with BLOCK = min(1024, next_power_of_2(d)).
     """
     if x.shape[-1] % 2:
         raise ValueError(f"the last dimension of x must be even, got {x.shape[-1]}")
@@ -131,14 +132,20 @@ def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
     out_2d = out.view(-1, d)
 
     block_size = min(1024, triton.next_power_of_2(d))
-    grid = (x_2d.shape[0], triton.cdiv(d, block_size))
-    _silu_and_mul_kernel[grid](
-        x_2d,
-        out_2d,
-        x_2d.stride(0),
-        out_2d.stride(0),
-        d,
-        BLOCK_SIZE=block_size,
-        num_warps=4,  # 1024 columns over 128 threads: 8 bf16 = one 16-byte load per thread
-    )
+    # Column blocks on axis 0, the one that varies fastest: programs launched one after another
+    # read one row front to back. With rows there, they took the same columns of rows 2d apart:
+    # 121.5 against 116.7 us on an H100 (T = 4096, I = 14336, bf16), where torch.compile took
+    # 116.7. Axis 1 holds at most 65535 programs, so longer inputs go in slices of rows.
+    for first in range(0, x_2d.shape[0], MAX_GRID_ROWS):
+        rows = slice(first, first + MAX_GRID_ROWS)
+        grid = (triton.cdiv(d, block_size), x_2d[rows].shape[0])
+        _silu_and_mul_kernel[grid](
+            x_2d[rows],
+            out_2d[rows],
+            x_2d.stride(0),
+            out_2d.stride(0),
+            d,
+            BLOCK_SIZE=block_size,
+            num_warps=4,  # 1024 columns over 128 threads: 8 bf16 = one 16-byte load per thread
+        )
     return out

@@ -51,7 +51,7 @@ def _silu_and_mul_kernel(
     d,
     BLOCK_SIZE: tl.constexpr,
 ):
-    """Grid (rows, cdiv(d, BLOCK_SIZE)): one program per row and block of output columns."""
+    """Grid (cdiv(d, BLOCK_SIZE), rows): one program per block of output columns and row."""
     # TODO: this program's row and block of output columns, and the lanes inside the row.
     # TODO: gate and up for those columns (which half is which?), in fp32.
     # TODO: out = silu(gate) * up, stored in out's dtype.
@@ -76,7 +76,7 @@ def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
     """out = silu(x[..., :d]) * x[..., d:] for x of shape [..., 2d]; returns a new [..., d].
 
     The first half is the gate (through silu = g * sigmoid(g)), the second half is up. The
-    grid is (rows, cdiv(d, BLOCK)) with BLOCK = min(1024, next_power_of_2(d)).
+    grid is (cdiv(d, BLOCK), rows) with BLOCK = min(1024, next_power_of_2(d)).
     """
     # TODO: x as rows of 2d values, and a new output of d per row in x's dtype.
     # TODO: enough programs to cover every output column of every row.
