@@ -523,3 +523,43 @@ def test_an_interpreter_limit_on_bf16_values_is_bf16_no_upcast_when_fp32_runs(k)
     assert "fp32 copies" in observed.value.details
     summed = observe(k.sums_like_x, "sums_like_x", Path(__file__))(x.float())
     torch.testing.assert_close(summed, 2 * x.float())
+
+
+def test_bounded_memory_hands_on_the_hints_of_any_triton_release():
+    """Patch 16 wraps the interpreter's masked load and store. Triton 3.6 passes one hint more
+    than 3.9 (cache modifier, eviction policy, volatility) and, from tensor descriptors, passes
+    them by name: whatever follows the pointer, mask and value must reach Triton as it came (a
+    fixed signature failed every CPU run on 3.6)."""
+    calls = []
+
+    class Builder:  # Triton 3.6's signatures
+        def create_masked_load(
+            self, ptrs, mask, other, cache_modifier, eviction_policy, is_volatile
+        ):
+            calls.append(("load", cache_modifier, eviction_policy, is_volatile))
+
+        def create_masked_store(self, ptrs, value, mask, cache_modifier, eviction_policy):
+            calls.append(("store", cache_modifier, eviction_policy))
+
+    class Executor:
+        def _init_args_hst(self, args_dev, kwargs):
+            return args_dev, kwargs
+
+    fake = SimpleNamespace(GridExecutor=Executor, InterpreterBuilder=Builder)
+    saved = list(interpreter._launch_memory)
+    interpreter._launch_memory.clear()  # no launch's tensors known: nothing is fenced
+    try:
+        interpreter._patch_bounded_memory(fake)
+        builder = Builder()
+        builder.create_masked_load("p", "m", None, ".ca", "evict_last", False)
+        builder.create_masked_load(
+            "p", "m", None, cache_modifier=".cg", eviction_policy="", is_volatile=True
+        )
+        builder.create_masked_store("p", "v", "m", ".wb", "evict_first")
+    finally:
+        interpreter._launch_memory[:] = saved
+    assert calls == [
+        ("load", ".ca", "evict_last", False),
+        ("load", ".cg", "", True),
+        ("store", ".wb", "evict_first"),
+    ]
