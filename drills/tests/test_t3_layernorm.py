@@ -435,9 +435,14 @@ def rms_norm_fp64(
     mistake: str | None = None,
 ):
     """x / sqrt(sum(x^2) / divisor + eps) * w in fp64; the divisor is N unless a mistake says,
-    and `mistake` ("eps-outside", "no-weight") names what else a buggy kernel computes."""
+    and `mistake` ("eps-outside", "no-weight", "padding-ones") names what else a buggy kernel
+    computes."""
     xd = x.double()
-    mean_sq = (xd * xd).sum(-1, keepdim=True) / (divisor or x.shape[-1])
+    squares = (xd * xd).sum(-1, keepdim=True)
+    if mistake == "padding-ones":
+        # each padded lane loaded as 1.0 (a "neutral" other=) adds 1^2 to the sum of squares
+        squares = squares + (_block(x.shape[-1]) - x.shape[-1])
+    mean_sq = squares / (divisor or x.shape[-1])
     if mistake == "eps-outside":
         rstd = 1.0 / (torch.sqrt(mean_sq) + eps)
     elif mistake == "eps-after-rsqrt":
@@ -472,6 +477,12 @@ def expect_rms_norm(y, x, w, eps, backend, fp32_rerun=None, suspects_from=None) 
                 NO_WEIGHT,
                 round_to(rms_norm_fp64(x, w, eps, mistake="no-weight"), x.dtype, backend),
                 "x / sqrt(mean(x^2) + eps): y without the weight",
+            ),
+            Suspect(
+                "padding-where",
+                round_to(rms_norm_fp64(x, w, eps, mistake="padding-ones"), x.dtype, backend),
+                "the mean of squares with each padded lane loaded as 1.0 adding 1 to it "
+                "(other=1.0 where 0 belongs)",
             ),
         ]
         if suspects_from is not None:
