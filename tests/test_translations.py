@@ -198,7 +198,7 @@ def test_hints_in_chinese_when_fresh_and_english_with_a_note_when_stale(course):
     assert book.note == ""
     _edit_one_line(course.hints("t3"))
     book = HintBook(course.hints_dir, "t3", "zh")
-    assert book.title("padding-where") == "Padded lanes enter the variance"
+    assert book.title("padding-where") == "Padded lanes enter the variance (or the mean of squares)"
     assert book.title("missing-mask") == "中文标题 missing-mask"  # common is still fresh
     assert "hints/t3.zh.yaml" in book.note and "hints/t3.yaml" in book.note
     assert HintBook(course.hints_dir, "t3", "en").title("missing-mask") != "中文标题 missing-mask"
