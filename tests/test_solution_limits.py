@@ -7,27 +7,20 @@ for its own jit functions to be interpreted; see tests/test_interpreter.py).
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+from solution_modules import SOLUTIONS, load_solution
+
 ROOT = Path(__file__).resolve().parents[1]
-SOLUTIONS = ROOT / "drills" / "solutions"
-
-
-def _solution(name: str):
-    spec = importlib.util.spec_from_file_location(name, SOLUTIONS / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_cross_entropy_splits_only_rows_that_would_fit_one_block():
     """f5: a row that fits one block of MAX_BLOCK_V goes in two (two programs share an SM,
     measured faster at V = 32000); longer rows use MAX_BLOCK_V itself (faster at 128256)."""
-    f5 = _solution("f5_cross_entropy")
+    f5 = load_solution("f5_cross_entropy")
     widest = f5.MAX_BLOCK_V
     assert f5._block_v(32000) == widest // 2
     assert f5._block_v(widest) == widest // 2
