@@ -20,7 +20,6 @@ All in CUDA graphs in turn (tutor.bench.timing.graphs_us), inputs rotated past t
 # ruff: noqa: B023 - each lambda is timed at once, inside the loop that defines it
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -31,7 +30,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-from tune_sweep import load_solution, save_json  # noqa: E402 - the scripts folder is on the path
+from tune_sweep import load_solution, probe_main  # noqa: E402 - the scripts folder is on the path
 
 from tutor.bench.recipe import clone_inputs, load_recipes  # noqa: E402
 from tutor.bench.timing import graph_input_sets, graphs_us, l2_bytes  # noqa: E402
@@ -118,24 +117,15 @@ def check() -> int:
     return 0 if ok else 1
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=None)
-    parser.add_argument("--check", action="store_true", help="the variants' outputs, CPU")
-    args = parser.parse_args(argv)
-    if args.check:
-        return check()
-    if not torch.cuda.is_available():
-        print("probe_silu_order.py times kernels on a GPU; torch sees none", file=sys.stderr)
-        return 2
+def measure() -> list[dict]:
     op = load_recipes(ROOT / "drills" / "bench" / "f3.py")["silu_and_mul"]
-    rows = [row for shape in SHAPES for row in timed(shape, op)]
-    save_json(
-        args.out,
-        "probe-silu-order.json",
-        {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "rows": rows},
+    return [row for shape in SHAPES for row in timed(shape, op)]
+
+
+def main(argv: list[str] | None = None) -> int:
+    return probe_main(
+        argv, __doc__, check, measure, "probe-silu-order.json", "the variants' outputs, CPU"
     )
-    return 0
 
 
 if __name__ == "__main__":

@@ -41,6 +41,26 @@ def save_json(folder: str | None, name: str, data) -> None:
         Path(folder, name).write_text(json.dumps(data, indent=2))
 
 
+def probe_main(argv, doc: str, check, measure, json_name: str, check_help: str) -> int:
+    """A probe's command line: `--check` runs `check()` on the CPU (its exit code); otherwise,
+    on a GPU, `measure()` gives the rows saved as `json_name` under `--out`, with the card and
+    torch beside them."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--check", action="store_true", help=check_help)
+    args = parser.parse_args(argv)
+    if args.check:
+        return check()
+    if not torch.cuda.is_available():
+        script = json_name.removesuffix(".json").replace("-", "_")
+        print(f"{script}.py times kernels on a GPU; torch sees none", file=sys.stderr)
+        return 2
+    rows = measure()
+    device = torch.cuda.get_device_name(0)
+    save_json(args.out, json_name, {"device": device, "torch": torch.__version__, "rows": rows})
+    return 0
+
+
 @triton.jit
 def _rms_norm_rows_kernel(
     x_ptr, w_ptr, y_ptr, row_stride, n_rows, n_cols, eps, ROWS: tl.constexpr, BLOCK_N: tl.constexpr
