@@ -138,10 +138,11 @@ def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
     # 116.7. Axis 1 holds at most 65535 programs, so longer inputs go in slices of rows.
     for first in range(0, x_2d.shape[0], MAX_GRID_ROWS):
         rows = slice(first, first + MAX_GRID_ROWS)
-        grid = (triton.cdiv(d, block_size), x_2d[rows].shape[0])
+        x_rows, out_rows = x_2d[rows], out_2d[rows]
+        grid = (triton.cdiv(d, block_size), x_rows.shape[0])
         _silu_and_mul_kernel[grid](
-            x_2d[rows],
-            out_2d[rows],
+            x_rows,
+            out_rows,
             x_2d.stride(0),
             out_2d.stride(0),
             d,
