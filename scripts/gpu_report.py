@@ -77,7 +77,12 @@ CPU_TEST_TIMEOUT_S = 150.0  # the interpreter, with other runs sharing the cores
 BENCH_TIMEOUT_S = 300.0  # one drill's benches, torch.compile of every shape included
 WARM_WORKERS = 12  # torch.compile processes at once while the verdicts run
 LARGE_TARGET_PCT = 85.0
-DECODE_TARGET_US = 1.0
+# Decode shapes: at most this much above a copy of the same bytes in a graph. Issue 27 first
+# asked for 1 µs above an empty launch, which no kernel that reads and then writes its bytes
+# meets (a copy of fused_add_rmsnorm's T = 16 bytes alone is 0.8 µs above it on an H100:
+# docs/reports/2026-12-06/probes-f5-f3.md); the copy is the floor of the shape's own traffic.
+DECODE_SLACK_US = 0.5
+LAUNCH_BOUND_US = 1.0  # a decode shape whose bytes take less than this at copy bandwidth
 COMPILE_SLACK = 0.03  # a reference may be this much slower than torch.compile (issue 27)
 WHOLE_REPORT_S = 540.0  # every verdict of the course and every drill's bench, in one run
 LIGER_DRILLS = ("f5", "t4")  # the drills scripts/probe_liger.py sets beside Liger-Kernel
@@ -918,14 +923,13 @@ def targets(state: State) -> list[dict[str, Any]]:
 
     Each large memory-bound shape at its recipe's share of copy bandwidth (85% unless it says),
     each compute-bound shape at its share of torch eager's speed (cuBLAS, SDPA); none more than
-    3% slower than torch.compile; decode shapes within 1 µs of an empty launch, where their bytes
-    take less than that at copy bandwidth (a 16-row matmul streams its 32 MB weight: its target
-    is its share of cuBLAS's speed). GPU time from CUDA-graph replay where it was measured
+    3% slower than torch.compile; decode shapes within 0.5 µs of a copy of their own bytes in a
+    graph, where those bytes take less than 1 µs at copy bandwidth (a 16-row matmul streams its 32 MB weight: its target is its share of cuBLAS's
+    speed). GPU time from CUDA-graph replay where it was measured
     (do_bench also counts the host's launch cost).
     """
     anchor = anchors(state)
-    launch, launch_graph = anchor.get("launch_us"), anchor.get("launch_graph_us")
-    copy_gbps = anchor.get("copy_gbps")
+    launch_graph, copy_gbps = anchor.get("launch_graph_us"), anchor.get("copy_gbps")
     found = []
 
     def add(case: str, target: str, measured: str, met: bool | None) -> None:
@@ -964,15 +968,16 @@ def targets(state: State) -> list[dict[str, Any]]:
             add(case, *_against_compile(row, us, timer))
             # GB/s is 1e3 bytes a µs; without the copy anchor every decode row keeps the target
             transfer_us = row.bytes / (copy_gbps * 1e3) if copy_gbps else 0.0
-            if row.decode and transfer_us < DECODE_TARGET_US:
+            if row.decode and not row.flops and transfer_us < LAUNCH_BOUND_US:
+                floor = row.copy_floor_graph_us
                 add(
                     case,
-                    f"within {DECODE_TARGET_US:.0f} µs of an empty launch",
-                    f"{_fmt(row.impl_us, ' µs')} vs {_fmt(launch, ' µs')}; in a graph "
-                    f"{_fmt(row.graph_us, ' µs', 2)} vs {_fmt(launch_graph, ' µs', 2)}",
+                    f"within {DECODE_SLACK_US} µs of a copy of its bytes (graph)",
+                    f"{_fmt(row.graph_us, ' µs', 2)} vs copy {_fmt(floor, ' µs', 2)} "
+                    f"(empty launch {_fmt(launch_graph, ' µs', 2)})",
                     None
-                    if row.graph_us is None or launch_graph is None
-                    else row.graph_us <= launch_graph + DECODE_TARGET_US,
+                    if row.graph_us is None or floor is None
+                    else row.graph_us <= floor + DECODE_SLACK_US,
                 )
     for case, sides in liger_cases(state.liger).items():
         if case in rereads:
@@ -1260,7 +1265,8 @@ def _target_section(found: list[dict[str, Any]]) -> list[str]:
         f"Each large shape ≥ {LARGE_TARGET_PCT:.0f}% of copy bandwidth (or its recipe's share); "
         "matmul and attention at their recipe's share of cuBLAS / SDPA; none more than "
         f"{COMPILE_SLACK:.0%} slower than torch.compile; decode shapes within "
-        f"{DECODE_TARGET_US:.0f} µs of an empty launch "
+        f"{DECODE_SLACK_US} µs of a torch copy of their own bytes in a CUDA graph, the floor of "
+        "their traffic "
         "(do_bench against do_bench; CUDA-graph times beside). Where the reference must read "
         "its rows twice (issue 27 accepts the ceiling that puts on plain `tl`), ahead of torch "
         "eager, torch.compile and Liger-Kernel instead of a share of copy bandwidth.",

@@ -88,6 +88,9 @@ class BenchRow:
     # The reference solution in torch.compile's own process, its graph timed in turn with
     # compile's: the two compared at one clock (tutor.bench.isolated).
     reference_beside_compile_us: float | None = None
+    # Decode shapes: a torch copy of the same bytes in a graph, timed in turn with the rest, the
+    # floor of their traffic (launch and one trip to DRAM; tutor.bench.child._copy_of).
+    copy_floor_graph_us: float | None = None
     compile_s: float | None = None  # how long torch.compile took for this shape
     max_diff: dict[str, float | None] = field(default_factory=dict)  # against torch eager
     errors: dict[str, str] = field(default_factory=dict)  # implementation -> what went wrong
@@ -413,6 +416,7 @@ def row_from_child(raw: dict[str, Any], copy_gbps: float | None) -> BenchRow:
         eager_graph_us=graph.get("eager"),
         compile_graph_us=graph.get("compile"),
         reference_beside_compile_us=raw.get("reference_beside_compile_us"),
+        copy_floor_graph_us=raw.get("copy_floor_graph_us"),
         compile_s=raw.get("compile_s"),
         max_diff=dict(raw.get("max_diff", {})),
         errors=dict(raw.get("errors", {})),

@@ -52,6 +52,7 @@ from tutor.bench.timing import (
 from tutor.states import BenchStatus
 
 IMPLS = ("mine", "reference", "eager")  # timed in this process, in this order, per case
+COPY_FLOOR = "copy of the same bytes"  # decode shapes: the floor of their traffic (_copy_of)
 FACTS_OF = ("mine", "reference", "eager")  # whose launches and kernels the perf coach reads
 ISOLATED_TIMEOUT_S = 300.0  # one torch.compile of one shape, in its own process
 SHOWN = {
@@ -595,13 +596,36 @@ def _graph_times(
         for name in ("eager", "reference", "mine")
         if name in fns and name in row["us"]
     }
+    if row.get("decode") and not row.get("flops") and row["bytes"] and calls:
+        calls[COPY_FLOOR] = _copy_of(row["bytes"], count)
     times, failed = graphs_us(calls)
+    if COPY_FLOOR in calls:
+        row["copy_floor_graph_us"] = times.pop(COPY_FLOOR, None)
+        failed.pop(COPY_FLOOR, None)
+        del calls[COPY_FLOOR]
     for name in calls:
         if name in times:
             row["graph_us"][name] = times[name]
             log(f"  {name:<9} {times[name]:9.2f} µs per call in a CUDA graph")
         elif name in failed:  # e.g. a wrapper that synchronises
             row["errors"][f"{name} (graph)"] = short_error(failed[name])
+
+
+def _copy_of(bytes_moved: int, count: int) -> Callable[[int], Any]:
+    """The k-th call of a torch copy that reads half of `bytes_moved` and writes the other
+    half, in `count` pairs of buffers rotated as the inputs are.
+
+    A decode shape's time is mostly the launch and one trip to DRAM and back, which no kernel
+    of that traffic avoids: on an H100 a kernel that only loads fused_add_rmsnorm's 16 rows
+    and stores them took 1.92 µs in a graph, one that also reduced each row 2.36, an empty
+    launch 1.14 (docs/reports/2026-12-06/probes-f5-f3.md). This copy is that floor, measured
+    in turn with the kernels it is set beside."""
+    import torch
+
+    words = max(1, bytes_moved // 2 // 4)  # int32 words each way
+    sources = [torch.ones(words, dtype=torch.int32, device=DEVICE) for _ in range(count)]
+    targets = [torch.empty_like(source) for source in sources]
+    return lambda k: targets[k % count].copy_(sources[k % count])
 
 
 # ---- small helpers ------------------------------------------------------------------------------
