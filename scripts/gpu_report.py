@@ -924,9 +924,9 @@ def targets(state: State) -> list[dict[str, Any]]:
     Each large memory-bound shape at its recipe's share of copy bandwidth (85% unless it says),
     each compute-bound shape at its share of torch eager's speed (cuBLAS, SDPA); none more than
     3% slower than torch.compile; decode shapes within 0.5 µs of a copy of their own bytes in a
-    graph, where those bytes take less than 1 µs at copy bandwidth (a 16-row matmul streams its 32 MB weight: its target is its share of cuBLAS's
-    speed). GPU time from CUDA-graph replay where it was measured
-    (do_bench also counts the host's launch cost).
+    graph, where those bytes take less than 1 µs at copy bandwidth (a 16-row matmul streams
+    its 32 MB weight: its target is its share of cuBLAS's speed). GPU time from CUDA-graph
+    replay where it was measured (do_bench also counts the host's launch cost).
     """
     anchor = anchors(state)
     launch_graph, copy_gbps = anchor.get("launch_graph_us"), anchor.get("copy_gbps")
