@@ -254,9 +254,16 @@ def _config(
     95 (95). Triton's warp specialization (tl.range(..., warp_specialize=True)) gained nothing
     on top: 2025 (2004) us at S = 4096. Nor did two query halves per program sharing each key
     tile (scripts/probe_attention_dp.py, H100): at best 156 us at S = 1024 against 147.
+
+    Those times were taken on a card fresh from idle. With every config timed in turn after the
+    clock has settled (scripts/probe_attention_tiles.py, H100, 2026-12-06), non-causal S = 1024
+    at D = 128 is faster on 128 x 128 too: 155.7 us against 160.5 on 64 x 64 (SDPA 116.6);
+    causal S = 1024 keeps 64 x 64 (101.2 against 116.4).
     """
     if itemsize == 4:
         return Config(64, 32, 4, 2)
+    if descriptors and head_dim == 128 and not causal:
+        return Config(128, 128, 8, 3)
     if descriptors and seq_len > SHORT_SEQ:
         if causal or head_dim == 128:
             return Config(128, 128, 8, 3)
