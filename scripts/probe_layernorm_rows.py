@@ -11,6 +11,9 @@ its arithmetic with one thing changed:
 
 - `rows=R warps=W`: R rows per program (a [R, BLOCK_N] tile), so each reduction's shuffles
   serve R rows at once;
+- `persistent`: a few programs an SM, each walking rows in a pipelined loop, so the next row's
+  load is in flight while this one is reduced and stored (with one row a program, the card
+  holds every row at once: all loads first, then all stores);
 - `one sweep`: the mean and the mean of squares summed from the same loaded row, var =
   E[x^2] - mean^2, so the two reductions do not wait on each other (for the numbers only: it
   loses precision when the mean dwarfs the spread, which is why the lesson subtracts first).
@@ -79,6 +82,55 @@ def _layer_norm_rows(
     tl.store(rstd_ptr + rows, rstd, mask=rows < n_rows)
 
 
+@triton.jit
+def _layer_norm_loop(
+    x_ptr,
+    w_ptr,
+    b_ptr,
+    y_ptr,
+    mean_ptr,
+    rstd_ptr,
+    n_rows,
+    row_stride: tl.constexpr,
+    n_cols: tl.constexpr,
+    eps,
+    BLOCK_N: tl.constexpr,
+    STAGES: tl.constexpr,
+):
+    """Persistent: each program walks rows pid, pid + programs, ...; the loop is pipelined, so
+    the next row's load is in flight while this row is reduced and stored."""
+    cols = tl.arange(0, BLOCK_N)
+    mask = cols < n_cols
+    w = tl.load(w_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+    b = tl.load(b_ptr + cols, mask=mask, other=0.0).to(tl.float32)
+    for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0), num_stages=STAGES):
+        offsets = row * row_stride + cols  # int32: the probe's 4096 x 1000 is far from 2**31
+        x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+        mean = tl.sum(x, axis=0) / n_cols
+        xc = tl.where(mask, x - mean, 0.0)
+        rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=0) / n_cols + eps)
+        y = xc * rstd * w + b
+        tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
+        tl.store(mean_ptr + row, mean)
+        tl.store(rstd_ptr + row, rstd)
+
+
+def persistent(per_sm: int, warps: int, stages: int):
+    def call(x, weight, bias, eps):
+        m, n = x.shape
+        y = torch.empty_like(x)
+        mean = torch.empty(m, dtype=torch.float32, device=x.device)
+        rstd = torch.empty_like(mean)
+        sms = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 2
+        _layer_norm_loop[(min(m, sms * per_sm),)](
+            x, weight, bias, y, mean, rstd, m, x.stride(0), n, eps,
+            BLOCK_N=triton.next_power_of_2(n), STAGES=stages, num_warps=warps,
+        )  # fmt: skip
+        return y
+
+    return call
+
+
 def variant(rows: int, warps: int, one_sweep: bool = False):
     def call(x, weight, bias, eps):
         m, n = x.shape
@@ -103,6 +155,10 @@ def sides(op) -> dict:
     found |= {f"rows={r} warps={w}": variant(r, w) for r, w in ROWS_WARPS}
     found |= {"one sweep, rows=1 warps=1": variant(1, 1, True)}
     found |= {"one sweep, rows=2 warps=1": variant(2, 1, True)}
+    found |= {
+        f"persistent {per_sm}/SM warps={w} stages={st}": persistent(per_sm, w, st)
+        for per_sm, w, st in ((8, 1, 2), (16, 1, 2), (16, 1, 3), (8, 2, 2), (4, 4, 2))
+    }
     return found
 
 
@@ -141,7 +197,7 @@ def check() -> int:
         torch.allclose(variant(r, 1, sweep)(x, w, b, 1e-5), want, atol=1e-4)
         for r in (1, 2, 4)
         for sweep in (False, True)
-    )
+    ) and torch.allclose(persistent(1, 1, 2)(x, w, b, 1e-5), want, atol=1e-4)
     print("the variants compute layer_norm" if ok else "a variant is wrong")
     return 0 if ok else 1
 
