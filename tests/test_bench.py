@@ -399,9 +399,19 @@ def test_format_report_is_a_table_within_100_columns():
         "—",
     ]
     assert "compile µs" not in text  # a column that holds nothing is left out
+    assert "copy µs" not in text and "copy: a torch copy" not in text
     fused = next(line for line in lines if line.startswith("fused_add_rmsnorm"))
     assert fused.split()[-1] == "2.10"
     assert "torch.compile: BackendCompilerFailed" in text
+    # a decode shape's floor, a copy of its bytes, shown beside it and said in the legend
+    decode.copy_floor_graph_us = 1.64
+    text = bench.format_report(_report(_row(), decode))
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert next(line for line in lines if line.startswith("case")).split()[-2:] == ["copy", "µs"]
+    fused = next(line for line in lines if line.startswith("fused_add_rmsnorm"))
+    assert fused.split()[-2:] == ["2.10", "1.64"]
+    assert "copy: a torch copy of the same bytes" in text
 
 
 def test_a_narrow_report_leaves_out_the_least_needed_columns():

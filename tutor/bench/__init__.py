@@ -451,6 +451,10 @@ LEGEND = (
         "graph: GPU time per call replayed in a CUDA graph, for decode-sized shapes (launch-bound)."
     ),
 )
+COPY_LEGEND = N_(
+    "copy: a torch copy of the same bytes in a CUDA graph, beside decode-sized shapes: the least "
+    "any kernel that moves them takes."
+)
 _COLUMNS = (
     ("yours µs", 9),
     ("GB/s", 6),
@@ -459,6 +463,7 @@ _COLUMNS = (
     ("eager µs", 9),
     ("compile µs", 11),
     ("graph µs", 9),
+    ("copy µs", 9),
 )
 
 
@@ -530,7 +535,8 @@ def format_report(report: BenchReport, width: int = 100) -> str:
     for note in notes:
         wrapped = cells.wrap(note, width, indent="  ")
         lines += ["! " + wrapped[0][2:], *wrapped[1:]] if wrapped else []
-    legend = [wrapped for text in LEGEND for wrapped in cells.wrap(_(text), width)]
+    texts = LEGEND + ((COPY_LEGEND,) if any(row.copy_floor_graph_us for row in report.rows) else ())
+    legend = [wrapped for text in texts for wrapped in cells.wrap(_(text), width)]
     return "\n".join(lines + ["", *legend])
 
 
@@ -558,6 +564,7 @@ def _table(report: BenchReport, width: int) -> list[str]:
             _us(row.eager_us),
             _us(row.compile_us),
             _us(row.graph_us),
+            _us(row.copy_floor_graph_us),
         )
         for row in report.rows
     ]
