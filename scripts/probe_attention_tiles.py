@@ -12,6 +12,12 @@ had not warmed up. Here the solution's own kernel runs with each tile config in 
 b4 h32 d128 bf16, inputs rotated past the L2. Only `_config` changes; the kernel is the
 solution's, which wants BLOCK_M a multiple of BLOCK_N (a causal program's unmasked key blocks
 end where its query block starts).
+
+Beside them, without the mask, a persistent kernel of the same arithmetic: one program an SM
+walking the (query block, head) tiles, with and without `tl.range(..., flatten=True)`, which
+asks Triton to pipeline the tile loop and the key loop as one, so that a tile's output store
+and the next tile's first loads overlap. At S = 1024 each tile walks only 8 key blocks, so
+what happens between tiles weighs more.
 """
 
 # ruff: noqa: B023 - each lambda is timed at once, inside the loop that defines it
@@ -25,6 +31,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import torch  # noqa: E402
+import triton  # noqa: E402
+import triton.language as tl  # noqa: E402
+from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 from tune_sweep import load_solution, probe_main  # noqa: E402 - the scripts folder is on the path
 
 from tutor.bench.recipe import clone_inputs, load_recipes  # noqa: E402
@@ -44,6 +53,68 @@ TILES = (
     (128, 128, 8, 3),
     (128, 128, 8, 4),
 )
+# non-causal only: (BLOCK_M, BLOCK_N, num_warps, num_stages, flatten)
+PERSISTENT = ((128, 128, 8, 3, False), (128, 128, 8, 3, True), (128, 64, 8, 3, True))
+
+
+@triton.jit
+def _attn_persistent(
+    q_desc,
+    k_desc,
+    v_desc,
+    o_desc,
+    n_tiles,
+    seq_len,
+    qk_scale,
+    HEAD_DIM: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    FLATTEN: tl.constexpr,
+):
+    """Non-causal attention, S a multiple of both blocks: one program per SM walks the (query
+    block, head) tiles; with FLATTEN the compiler pipelines tile and key loops as one, so the
+    next tile's first key blocks load while this tile's output is divided and stored."""
+    blocks_m = seq_len // BLOCK_M
+    for tile in tl.range(tl.program_id(0), n_tiles, tl.num_programs(0), flatten=FLATTEN):
+        row0 = (tile // blocks_m) * seq_len  # this head's first row in [B * H * S, D]
+        q = q_desc.load([row0 + (tile % blocks_m) * BLOCK_M, 0])
+        m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+        l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+        acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
+        for start_n in range(0, seq_len, BLOCK_N):
+            k = tl.trans(k_desc.load([row0 + start_n, 0]))
+            v = v_desc.load([row0 + start_n, 0])
+            qk = tl.dot(q, k)
+            m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
+            p = tl.exp2(qk * qk_scale - m_new[:, None])
+            alpha = tl.exp2(m_i - m_new)
+            l_i = l_i * alpha + tl.sum(p, axis=1)
+            acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+            m_i = m_new
+        out = acc / l_i[:, None]
+        o_desc.store([row0 + (tile % blocks_m) * BLOCK_M, 0], out.to(q.dtype))
+
+
+def persistent(block_m: int, block_n: int, warps: int, stages: int, flatten: bool):
+    def call(q, k, v, causal):
+        assert not causal
+        batch, heads, seq_len, head_dim = q.shape
+        out = torch.empty_like(q)
+        rows = [t.view(-1, head_dim) for t in (q, k, v, out)]
+        descs = [
+            TensorDescriptor.from_tensor(t, [b, head_dim])
+            for t, b in zip(rows, (block_m, block_n, block_n, block_m), strict=True)
+        ]
+        n_tiles = batch * heads * (seq_len // block_m)
+        sms = torch.cuda.get_device_properties(q.device).multi_processor_count if q.is_cuda else 2
+        scale = head_dim**-0.5 * 1.4426950408889634
+        _attn_persistent[(min(n_tiles, sms),)](
+            *descs, n_tiles, seq_len, scale, HEAD_DIM=head_dim, BLOCK_M=block_m,
+            BLOCK_N=block_n, FLATTEN=flatten, num_warps=warps, num_stages=stages,
+        )  # fmt: skip
+        return out
+
+    return call
 
 
 def with_tiles(module, tiles):
@@ -64,6 +135,13 @@ def timed(shape: dict, op, module) -> list[dict]:
     base = op.inputs(shape, DTYPE, "cuda")
     found = {"SDPA": op.eager, "solution": module.attention}
     found |= {"{}x{} w{} s{}".format(*tiles): with_tiles(module, tiles) for tiles in TILES}
+    if not shape["causal"]:
+        found |= {
+            f"persistent{' flat' if flat else ''} {bm}x{bn} w{w} s{st}": persistent(
+                bm, bn, w, st, flat
+            )
+            for bm, bn, w, st, flat in PERSISTENT
+        }
     want = op.eager(*base).float()
     flops = op.flop_count(shape)
     count = graph_input_sets(op.bytes_moved(shape, DTYPE), l2_bytes())
@@ -89,6 +167,9 @@ def timed(shape: dict, op, module) -> list[dict]:
 
 
 def check() -> int:
+    from tutor.harness import interpreter
+
+    interpreter.install()  # the plain interpreter multiplies bf16 tiles as raw integers
     module = load_solution("m3_attention")
     q, k, v = (torch.randn(1, 2, 40, 16) for _ in range(3))
     ok = True
@@ -97,6 +178,11 @@ def check() -> int:
         for tiles in ((32, 16, 1, 1), (16, 16, 1, 1)):
             got = with_tiles(module, tiles)(q, k, v, causal)
             ok = ok and torch.allclose(got, want, atol=1e-4)
+    q, k, v = (torch.randn(1, 2, 64, 16, dtype=torch.bfloat16) for _ in range(3))
+    want = torch.nn.functional.scaled_dot_product_attention(q, k, v).float()
+    for flat in (False, True):
+        got = persistent(32, 16, 1, 1, flat)(q, k, v, False).float()
+        ok = ok and torch.allclose(got, want, atol=2e-2)
     print("every tile config computes attention" if ok else "a tile config is wrong")
     return 0 if ok else 1
 
