@@ -706,6 +706,9 @@ BENCH_COLUMNS = (
     # the reference timed in turn with compile's graph, in compile's own process (from the
     # fifteenth session on; empty before): the side "as fast as torch.compile" is judged on
     "reference_beside_compile_us",
+    # decode shapes: a torch copy of their bytes timed in turn with them (from the nineteenth
+    # session on; empty before and for other shapes): the floor they are judged against
+    "copy_floor_graph_us",
 )
 
 
@@ -791,6 +794,7 @@ def bench_rows(data: dict[str, Any], report: str) -> list[dict[str, Any]]:
                     "eager_graph_us": _rounded(row.get("eager_graph_us")),
                     "compile_graph_us": _rounded(row.get("compile_graph_us")),
                     "reference_beside_compile_us": _rounded(row.get("reference_beside_compile_us")),
+                    "copy_floor_graph_us": _rounded(row.get("copy_floor_graph_us")),
                 }
             )
     return rows

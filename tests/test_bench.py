@@ -1045,12 +1045,14 @@ def test_a_reports_timed_cases_become_csv_rows_with_the_reference_beside_compile
         {"label": "softmax m=4096 n=1000 bfloat16", "dtype": "bfloat16", "impl_us": 10.456,
          "graph_us": 5.414, "compile_graph_us": 6.571, "reference_beside_compile_us": 5.52},
         {"label": "softmax m=4096 n=8192 bfloat16", "impl_us": None},  # never reached
+        {"label": "softmax m=16 n=4096 bfloat16", "impl_us": 5.1, "copy_floor_graph_us": 1.641},
     ]}  # fmt: skip
     data = {"date": "2026-12-05", "env": {"torch": "2.11"}, "benches": {"t2": timed}}
-    (row,) = gpu_report.bench_rows(data, "2026-12-05/bench-t2")
+    row, decode = gpu_report.bench_rows(data, "2026-12-05/bench-t2")
     assert (row["device"], row["torch"], row["drill"]) == ("NVIDIA H100", "2.11", "t2")
     assert (row["graph_us"], row["do_bench_us"], row["compile_graph_us"]) == (5.41, 10.46, 6.57)
     assert row["reference_beside_compile_us"] == 5.52
+    assert (row["copy_floor_graph_us"], decode["copy_floor_graph_us"]) == ("", 1.64)
     assert set(row) <= set(gpu_report.BENCH_COLUMNS)
 
 
