@@ -17,7 +17,8 @@ Beside them, without the mask, a persistent kernel of the same arithmetic: one p
 walking the (query block, head) tiles, with and without `tl.range(..., flatten=True)`, which
 asks Triton to pipeline the tile loop and the key loop as one, so that a tile's output store
 and the next tile's first loads overlap. At S = 1024 each tile walks only 8 key blocks, so
-what happens between tiles weighs more.
+what happens between tiles weighs more. The same kernel with one program a tile is the
+solution's grid with the output stored through a descriptor: it tells the store's share apart.
 """
 
 # ruff: noqa: B023 - each lambda is timed at once, inside the loop that defines it
@@ -53,8 +54,15 @@ TILES = (
     (128, 128, 8, 3),
     (128, 128, 8, 4),
 )
-# non-causal only: (BLOCK_M, BLOCK_N, num_warps, num_stages, flatten)
-PERSISTENT = ((128, 128, 8, 3, False), (128, 128, 8, 3, True), (128, 64, 8, 3, True))
+# non-causal only: (BLOCK_M, BLOCK_N, num_warps, num_stages, flatten, programs an SM); 0 programs
+# an SM is one program a tile, the solution's grid with the output stored through a descriptor
+PERSISTENT = (
+    (128, 128, 8, 3, False, 0),
+    (128, 128, 8, 3, False, 1),
+    (128, 128, 8, 3, True, 1),
+    (128, 64, 8, 3, True, 1),
+    (64, 64, 4, 3, True, 2),
+)
 
 
 @triton.jit
@@ -95,7 +103,7 @@ def _attn_persistent(
         o_desc.store([row0 + (tile % blocks_m) * BLOCK_M, 0], out.to(q.dtype))
 
 
-def persistent(block_m: int, block_n: int, warps: int, stages: int, flatten: bool):
+def persistent(block_m: int, block_n: int, warps: int, stages: int, flatten: bool, per_sm: int):
     def call(q, k, v, causal):
         assert not causal
         batch, heads, seq_len, head_dim = q.shape
@@ -108,13 +116,18 @@ def persistent(block_m: int, block_n: int, warps: int, stages: int, flatten: boo
         n_tiles = batch * heads * (seq_len // block_m)
         sms = torch.cuda.get_device_properties(q.device).multi_processor_count if q.is_cuda else 2
         scale = head_dim**-0.5 * 1.4426950408889634
-        _attn_persistent[(min(n_tiles, sms),)](
+        _attn_persistent[(min(n_tiles, sms * per_sm) if per_sm else n_tiles,)](
             *descs, n_tiles, seq_len, scale, HEAD_DIM=head_dim, BLOCK_M=block_m,
             BLOCK_N=block_n, FLATTEN=flatten, num_warps=warps, num_stages=stages,
         )  # fmt: skip
         return out
 
     return call
+
+
+def _persistent_name(bm: int, bn: int, w: int, st: int, flat: bool, per_sm: int) -> str:
+    grid = f"{per_sm}/SM{' flat' if flat else ''}" if per_sm else "a tile each, TMA store"
+    return f"{grid} {bm}x{bn} w{w} s{st}"
 
 
 def with_tiles(module, tiles):
@@ -136,12 +149,7 @@ def timed(shape: dict, op, module) -> list[dict]:
     found = {"SDPA": op.eager, "solution": module.attention}
     found |= {"{}x{} w{} s{}".format(*tiles): with_tiles(module, tiles) for tiles in TILES}
     if not shape["causal"]:
-        found |= {
-            f"persistent{' flat' if flat else ''} {bm}x{bn} w{w} s{st}": persistent(
-                bm, bn, w, st, flat
-            )
-            for bm, bn, w, st, flat in PERSISTENT
-        }
+        found |= {_persistent_name(*config): persistent(*config) for config in PERSISTENT}
     want = op.eager(*base).float()
     flops = op.flop_count(shape)
     count = graph_input_sets(op.bytes_moved(shape, DTYPE), l2_bytes())
@@ -180,8 +188,8 @@ def check() -> int:
             ok = ok and torch.allclose(got, want, atol=1e-4)
     q, k, v = (torch.randn(1, 2, 64, 16, dtype=torch.bfloat16) for _ in range(3))
     want = torch.nn.functional.scaled_dot_product_attention(q, k, v).float()
-    for flat in (False, True):
-        got = persistent(32, 16, 1, 1, flat)(q, k, v, False).float()
+    for flat, per_sm in ((False, 0), (False, 1), (True, 1)):
+        got = persistent(32, 16, 1, 1, flat, per_sm)(q, k, v, False).float()
         ok = ok and torch.allclose(got, want, atol=2e-2)
     print("every tile config computes attention" if ok else "a tile config is wrong")
     return 0 if ok else 1
