@@ -348,9 +348,10 @@ def silu_section(rows: list, t: int, d: int, device: str, dtype) -> None:
             if block < 32 * warps * 2:
                 continue
             grid = (t, triton.cdiv(d, block))
+            solution_grid = grid[::-1]  # the solution's kernel takes column blocks on axis 0
             record(
                 f"2-D block={block} warps={warps}",
-                lambda x, out: f3._silu_and_mul_kernel[grid](
+                lambda x, out: f3._silu_and_mul_kernel[solution_grid](
                     x, out, 2 * d, d, d, BLOCK_SIZE=block, num_warps=warps
                 ),
             )
