@@ -21,7 +21,6 @@ what happens between tiles weighs more. The same kernel with one program a tile 
 solution's grid with the output stored through a descriptor: it tells the store's share apart.
 """
 
-# ruff: noqa: B023 - each lambda is timed at once, inside the loop that defines it
 from __future__ import annotations
 
 import sys
@@ -35,10 +34,9 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
-from tune_sweep import load_solution, probe_main  # noqa: E402 - the scripts folder is on the path
+from tune_sweep import in_turn, load_solution, probe_main  # noqa: E402 - scripts is on the path
 
-from tutor.bench.recipe import clone_inputs, load_recipes  # noqa: E402
-from tutor.bench.timing import graph_input_sets, graphs_us, l2_bytes  # noqa: E402
+from tutor.bench.recipe import load_recipes  # noqa: E402
 
 DTYPE = "bfloat16"
 SHAPES = tuple(
@@ -145,32 +143,24 @@ def with_tiles(module, tiles):
 
 
 def timed(shape: dict, op, module) -> list[dict]:
-    base = op.inputs(shape, DTYPE, "cuda")
     found = {"SDPA": op.eager, "solution": module.attention}
     found |= {"{}x{} w{} s{}".format(*tiles): with_tiles(module, tiles) for tiles in TILES}
     if not shape["causal"]:
         found |= {_persistent_name(*config): persistent(*config) for config in PERSISTENT}
-    want = op.eager(*base).float()
+    rows = in_turn(op, shape, DTYPE, found)
     flops = op.flop_count(shape)
-    count = graph_input_sets(op.bytes_moved(shape, DTYPE), l2_bytes())
-    sets = [clone_inputs(base) for _ in range(count)]
-    times, failed = graphs_us(
-        {name: (lambda k, fn=fn: fn(*sets[k % count])) for name, fn in found.items()}
-    )
-    rows = []
-    sdpa = times.get("SDPA")
+    sdpa = rows[0]["graph_us"]
     label = f"s={shape['s']} causal={shape['causal']}"
-    for name, fn in found.items():
-        us = times.get(name)
-        diff = float((fn(*base).float() - want).abs().max()) if us else None
-        share = sdpa / us if us and sdpa else None
-        rows.append(
-            {"shape": shape, "side": name, "graph_us": us, "of_sdpa": share, "max_diff": diff}
-            | {"tflops": flops / us / 1e6 if us else None}
-            | {"error": str(failed.get(name, ""))[:200] or None}
+    for row in rows:
+        us = row["graph_us"]
+        row["of_sdpa"] = sdpa / us if us and sdpa else None
+        row["tflops"] = flops / us / 1e6 if us else None
+        shown = (
+            f"{us:9.1f} µs {row['of_sdpa']:6.1%} of SDPA  max diff {row['max_diff']:.1e}"
+            if us
+            else "failed"
         )
-        shown = f"{us:9.1f} µs {share:6.1%} of SDPA  max diff {diff:.1e}" if us else "failed"
-        print(f"attention {label:<17} {name:<18} {shown}", flush=True)
+        print(f"attention {label:<17} {row['side']:<18} {shown}", flush=True)
     return rows
 
 

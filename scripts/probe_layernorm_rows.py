@@ -7,7 +7,8 @@
 The whole report of 2026-12-06 (H100, CUDA graphs in turn) had layer_norm at 6.19 µs against
 compile's 5.95, where rms_norm, one reduction fewer, was level (5.86 against 5.92). The
 solution takes one row per program on one warp, its two reductions in series. The variants are
-its arithmetic with one thing changed:
+its arithmetic with one thing changed (several rows a program: probe_norms.py's
+`layer_norm_tile`, which on an H200 on 2026-12-02 was timed alone, not in turn with compile):
 
 - `rows=R warps=W`: R rows per program (a [R, BLOCK_N] tile), so each reduction's shuffles
   serve R rows at once;
@@ -22,7 +23,6 @@ All in CUDA graphs in turn with the solution and torch.compile (tutor.bench.timi
 inputs rotated past the L2.
 """
 
-# ruff: noqa: B023 - each lambda is timed at once, inside the loop that defines it
 from __future__ import annotations
 
 import sys
@@ -35,51 +35,14 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-from tune_sweep import load_solution, probe_main  # noqa: E402 - the scripts folder is on the path
+from probe_norms import layer_norm_tile  # noqa: E402 - the scripts folder is on the path
+from tune_sweep import in_turn, load_solution, probe_main  # noqa: E402
 
-from tutor.bench.recipe import clone_inputs, load_recipes  # noqa: E402
-from tutor.bench.timing import graph_input_sets, graphs_us, l2_bytes  # noqa: E402
+from tutor.bench.recipe import load_recipes  # noqa: E402
 
 DTYPE = "bfloat16"
 SHAPE = {"m": 4096, "n": 1000}
 ROWS_WARPS = ((1, 1), (2, 1), (2, 2), (4, 2), (4, 4), (8, 4))
-
-
-@triton.jit
-def _layer_norm_rows(
-    x_ptr,
-    w_ptr,
-    b_ptr,
-    y_ptr,
-    mean_ptr,
-    rstd_ptr,
-    n_rows,
-    row_stride: tl.constexpr,
-    n_cols: tl.constexpr,
-    eps,
-    ROWS: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    ONE_SWEEP: tl.constexpr,
-):
-    rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
-    cols = tl.arange(0, BLOCK_N)
-    col_mask = cols < n_cols
-    mask = (rows[:, None] < n_rows) & col_mask[None, :]
-    offsets = rows[:, None] * row_stride + cols[None, :]
-    x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
-    mean = tl.sum(x, axis=1) / n_cols
-    xc = tl.where(mask, x - mean[:, None], 0.0)
-    if ONE_SWEEP:
-        var = tl.sum(x * x, axis=1) / n_cols - mean * mean
-    else:
-        var = tl.sum(xc * xc, axis=1) / n_cols
-    rstd = 1.0 / tl.sqrt(var + eps)
-    w = tl.load(w_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
-    b = tl.load(b_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
-    y = xc * rstd[:, None] * w[None, :] + b[None, :]
-    tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
-    tl.store(mean_ptr + rows, mean, mask=rows < n_rows)
-    tl.store(rstd_ptr + rows, rstd, mask=rows < n_rows)
 
 
 @triton.jit
@@ -137,9 +100,10 @@ def variant(rows: int, warps: int, one_sweep: bool = False):
         y = torch.empty_like(x)
         mean = torch.empty(m, dtype=torch.float32, device=x.device)
         rstd = torch.empty_like(mean)
-        _layer_norm_rows[(triton.cdiv(m, rows),)](
+        layer_norm_tile[(triton.cdiv(m, rows),)](
             x, weight, bias, y, mean, rstd, m, x.stride(0), n, eps,
-            ROWS=rows, BLOCK_N=triton.next_power_of_2(n), ONE_SWEEP=one_sweep, num_warps=warps,
+            ROWS=rows, BLOCK_N=triton.next_power_of_2(n), EARLY=False, STATS=True,
+            ONE_SWEEP=one_sweep, num_warps=warps,
         )  # fmt: skip
         return y
 
@@ -164,28 +128,17 @@ def sides(op) -> dict:
 
 def measure() -> list[dict]:
     op = load_recipes(ROOT / "drills" / "bench" / "t3.py")["layer_norm"]
-    base = op.inputs(SHAPE, DTYPE, "cuda")
-    found = sides(op)
-    want = op.eager(*base).float()
     nbytes = op.bytes_moved(SHAPE, DTYPE)
-    count = graph_input_sets(nbytes, l2_bytes())
-    sets = [clone_inputs(base) for _ in range(count)]
-    times, failed = graphs_us(
-        {name: (lambda k, fn=fn: fn(*sets[k % count])) for name, fn in found.items()}
-    )
-    rows = []
-    for name, fn in found.items():
-        us = times.get(name)
-        diff = float((fn(*base).float() - want).abs().max()) if us else None
-        rows.append(
-            {"shape": SHAPE, "side": name, "graph_us": us, "max_diff": diff}
-            | {"gb_s": nbytes / us / 1e3 if us else None}
-            | {"error": str(failed.get(name, ""))[:200] or None}
-        )
+    rows = in_turn(op, SHAPE, DTYPE, sides(op))
+    for row in rows:
+        us = row["graph_us"]
+        row["gb_s"] = nbytes / us / 1e3 if us else None
         shown = (
-            f"{us:7.2f} µs {nbytes / us / 1e3:6.0f} GB/s  max diff {diff:.1e}" if us else "failed"
+            f"{us:7.2f} µs {row['gb_s']:6.0f} GB/s  max diff {row['max_diff']:.1e}"
+            if us
+            else "failed"
         )
-        print(f"layer_norm 4096x1000 {name:<26} {shown}", flush=True)
+        print(f"layer_norm 4096x1000 {row['side']:<26} {shown}", flush=True)
     return rows
 
 

@@ -48,9 +48,11 @@ def layer_norm_tile(
     BLOCK_N: tl.constexpr,
     EARLY: tl.constexpr,
     STATS: tl.constexpr,
+    ONE_SWEEP: tl.constexpr = False,
 ):
     """ROWS rows per program as one [ROWS, BLOCK_N] tile; EARLY issues the weight and bias
-    loads before the reductions, STATS=False leaves out the mean and rstd stores."""
+    loads before the reductions, STATS=False leaves out the mean and rstd stores, ONE_SWEEP
+    takes the variance as E[x^2] - mean^2, both sums from the loaded row at once."""
     rows = tl.program_id(0).to(tl.int64) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, BLOCK_N)
     col_ok = cols < N
@@ -62,7 +64,11 @@ def layer_norm_tile(
         b = tl.load(b_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
     mean = tl.sum(x, axis=1) / N
     xc = tl.where(mask, x - mean[:, None], 0.0)
-    rstd = 1.0 / tl.sqrt(tl.sum(xc * xc, axis=1) / N + eps)
+    if ONE_SWEEP:
+        var = tl.sum(x * x, axis=1) / N - mean * mean
+    else:
+        var = tl.sum(xc * xc, axis=1) / N
+    rstd = 1.0 / tl.sqrt(var + eps)
     if not EARLY:
         w = tl.load(w_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)
         b = tl.load(b_ptr + cols, mask=col_ok, other=0.0).to(tl.float32)

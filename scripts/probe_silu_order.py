@@ -17,7 +17,6 @@ The variants here are the solution's kernel with only that changed:
 All in CUDA graphs in turn (tutor.bench.timing.graphs_us), inputs rotated past the L2.
 """
 
-# ruff: noqa: B023 - each lambda is timed at once, inside the loop that defines it
 from __future__ import annotations
 
 import sys
@@ -30,10 +29,9 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-from tune_sweep import load_solution, probe_main  # noqa: E402 - the scripts folder is on the path
+from tune_sweep import in_turn, load_solution, probe_main  # noqa: E402 - scripts is on the path
 
-from tutor.bench.recipe import clone_inputs, load_recipes  # noqa: E402
-from tutor.bench.timing import graph_input_sets, graphs_us, l2_bytes  # noqa: E402
+from tutor.bench.recipe import load_recipes  # noqa: E402
 
 DTYPE = "bfloat16"
 SHAPES = ({"t": 16, "i": 14336}, {"t": 4096, "i": 14336})
@@ -86,26 +84,17 @@ def sides(op) -> dict:
 
 
 def timed(shape: dict, op) -> list[dict]:
-    base = op.inputs(shape, DTYPE, "cuda")
-    found = sides(op)
-    want = op.eager(*base)
     nbytes = op.bytes_moved(shape, DTYPE)
-    count = graph_input_sets(nbytes, l2_bytes())
-    sets = [clone_inputs(base) for _ in range(count)]
-    times, failed = graphs_us(
-        {name: (lambda k, fn=fn: fn(*sets[k % count])) for name, fn in found.items()}
-    )
-    rows = []
-    for name, fn in found.items():
-        us = times.get(name)
-        diff = float((fn(*base).float() - want.float()).abs().max()) if us else None
-        share = nbytes / (us * 1e-6) / 1e9 if us else None
-        rows.append(
-            {"shape": shape, "side": name, "graph_us": us, "gb_s": share, "max_diff": diff}
-            | {"error": str(failed.get(name, ""))[:200] or None}
+    rows = in_turn(op, shape, DTYPE, sides(op))
+    for row in rows:
+        us = row["graph_us"]
+        row["gb_s"] = nbytes / (us * 1e-6) / 1e9 if us else None
+        shown = (
+            f"{us:8.2f} µs {row['gb_s']:7.0f} GB/s  max diff {row['max_diff']:.2e}"
+            if us
+            else "failed"
         )
-        shown = f"{us:8.2f} µs {share:7.0f} GB/s  max diff {diff:.2e}" if us else "failed"
-        print(f"silu_and_mul t={shape['t']:<5} {name:<28} {shown}", flush=True)
+        print(f"silu_and_mul t={shape['t']:<5} {row['side']:<28} {shown}", flush=True)
     return rows
 
 

@@ -41,6 +41,33 @@ def save_json(folder: str | None, name: str, data) -> None:
         Path(folder, name).write_text(json.dumps(data, indent=2))
 
 
+def in_turn(op, shape: dict, dtype: str, sides: dict) -> list[dict]:
+    """Each side's GPU time per call at `shape` (a bench recipe's op, its inputs on the GPU),
+    every side's CUDA graph replayed in turn after the clock has settled and its inputs rotated
+    past the L2 (tutor.bench.timing.graphs_us), and its largest difference from torch eager.
+    One row per side, in the order given: shape, side, graph_us, max_diff, error; a side whose
+    graph failed has graph_us None and says why."""
+    from tutor.bench.recipe import clone_inputs
+    from tutor.bench.timing import graph_input_sets, graphs_us, l2_bytes
+
+    base = op.inputs(shape, dtype, "cuda")
+    want = op.eager(*base).float()
+    count = graph_input_sets(op.bytes_moved(shape, dtype), l2_bytes())
+    sets = [clone_inputs(base) for _ in range(count)]
+    times, failed = graphs_us(
+        {name: (lambda k, fn=fn: fn(*sets[k % count])) for name, fn in sides.items()}
+    )
+    rows = []
+    for name, fn in sides.items():
+        us = times.get(name)
+        diff = float((fn(*base).float() - want).abs().max()) if us else None
+        error = str(failed.get(name, ""))[:200] or None
+        rows.append(
+            {"shape": shape, "side": name, "graph_us": us, "max_diff": diff, "error": error}
+        )
+    return rows
+
+
 def probe_main(argv, doc: str, check, measure, json_name: str, check_help: str) -> int:
     """A probe's command line: `--check` runs `check()` on the CPU (its exit code); otherwise,
     on a GPU, `measure()` gives the rows saved as `json_name` under `--out`, with the card and
