@@ -265,7 +265,7 @@ def _config(
     if descriptors and head_dim == 128 and not causal:
         return Config(128, 128, 8, 3)
     if descriptors and seq_len > SHORT_SEQ:
-        if causal or head_dim == 128:
+        if causal:  # non-causal D = 128 returned above
             return Config(128, 128, 8, 3)
         return Config(128, 64, 4, 3)
     if causal or seq_len <= SHORT_SEQ:
