@@ -1,5 +1,6 @@
 """Reference solutions at the limits the drill tests do not reach: shapes past a grid axis's
-65535 programs, and the block sizes chosen for rows longer than any test's.
+65535 programs, the block sizes chosen for rows longer than any test's, and m3's persistent
+grid (the drill tests have no non-causal D = 128 input in contiguous 16-bit tensors).
 
 A kernel runs in a child process with TRITON_INTERPRET=1 (Triton must be imported that way
 for its own jit functions to be interpreted; see tests/test_interpreter.py).
@@ -30,22 +31,42 @@ def test_cross_entropy_splits_only_rows_that_would_fit_one_block():
     assert f5._num_warps(f5._block_v(32000)) == 16
 
 
-SLICES = """
+LAUNCHES = """
 import importlib.util, sys, torch
-spec = importlib.util.spec_from_file_location("f3", sys.argv[1])
-f3 = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(f3)
-f3.MAX_GRID_ROWS = 3  # as if axis 1 held 3 programs: 7 rows go in slices of 3, 3 and 1
-kernel, grids = f3._silu_and_mul_kernel, []
+spec = importlib.util.spec_from_file_location("solution", sys.argv[1])
+solution = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(solution)
+grids = []
 
 
-class Launches:  # the kernel as the wrapper sees it, noting each grid
+class Launches:  # a kernel as the wrapper sees it, noting each grid
+    def __init__(self, kernel):
+        self.kernel = kernel
+
     def __getitem__(self, grid):
         grids.append(tuple(grid))
-        return kernel[grid]
+        return self.kernel[grid]
+"""
 
 
-f3._silu_and_mul_kernel = Launches()
+def run_with_launches(script: str, solution: str, timeout: int) -> str:
+    """What `script` prints, run after LAUNCHES on the interpreter with the solution file
+    `solution` loaded as `solution`."""
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCHES + script, str(SOLUTIONS / solution)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+    return done.stdout.strip() or done.stderr[-2000:]
+
+
+SLICES = """
+f3 = solution
+f3.MAX_GRID_ROWS = 3  # as if axis 1 held 3 programs: 7 rows go in slices of 3, 3 and 1
+f3._silu_and_mul_kernel = Launches(f3._silu_and_mul_kernel)
 x = torch.randn(7, 2 * 40)
 want = torch.nn.functional.silu(x[:, :40]) * x[:, 40:]
 got = f3.silu_and_mul(x)
@@ -57,12 +78,23 @@ print("ok" if right and [g[1] for g in grids] == [3, 3, 1] else f"wrong: {grids}
 def test_silu_and_mul_covers_more_rows_than_a_grid_axis_holds():
     """f3: rows sit on grid axis 1 (at most 65535 programs), so longer inputs are launched in
     slices of rows; every row of every slice is written right."""
-    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-c", SLICES, str(SOLUTIONS / "f3_fused_norm_act.py")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert done.stdout.strip() == "ok", done.stdout + done.stderr[-2000:]
+    assert run_with_launches(SLICES, "f3_fused_norm_act.py", timeout=120) == "ok"
+
+
+PERSISTENT = """
+m3 = solution
+m3._attn_fwd_kernel = Launches(m3._attn_fwd_kernel)
+torch.manual_seed(0)
+q, k, v = (torch.randn(1, 2, 300, 128, dtype=torch.float16) for _ in range(3))
+got = m3.attention(q, k, v).float()
+want = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float())
+right = torch.allclose(got, want, atol=2e-3)
+print("ok" if right and grids == [(3,)] else f"wrong: {grids}, {(got - want).abs().max()}")
+"""
+
+
+def test_attention_programs_walk_several_tiles_each():
+    """m3: non-causal D = 128 on the descriptor path launches fewer programs than tiles (one an
+    SM; 3 on the CPU), each walking every third tile: 2 heads x 3 query blocks of 128 rows, the
+    last one partial, all right."""
+    assert run_with_launches(PERSISTENT, "m3_attention.py", timeout=300) == "ok"
