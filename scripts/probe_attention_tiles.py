@@ -9,16 +9,20 @@ of SDPA at S = 4096 (causal after the slash) and 75.3% / 87.0% at S = 1024, wher
 one-off timings had S = 1024 at 145 µs and the report 164: the tiles were chosen on a card that
 had not warmed up. Here the solution's own kernel runs with each tile config in turn with SDPA
 (tutor.bench.timing.graphs_us: untimed replays until the clock settles, then in rotation), at
-b4 h32 d128 bf16, inputs rotated past the L2. Only `_config` changes; the kernel is the
-solution's, which wants BLOCK_M a multiple of BLOCK_N (a causal program's unmasked key blocks
-end where its query block starts).
+b4 h32 d128 bf16, inputs rotated past the L2. Only `_config` changes (one program a tile); the
+kernel is the solution's, which wants BLOCK_M a multiple of BLOCK_N (a causal program's
+unmasked key blocks end where its query block starts). The solution runs twice, first and last
+in the rotation: in two runs its first place at non-causal S = 1024 read 5-15% slower than the
+same config timed further on.
 
-Beside them, without the mask, a persistent kernel of the same arithmetic: one program an SM
-walking the (query block, head) tiles, with and without `tl.range(..., flatten=True)`, which
-asks Triton to pipeline the tile loop and the key loop as one, so that a tile's output store
-and the next tile's first loads overlap. At S = 1024 each tile walks only 8 key blocks, so
-what happens between tiles weighs more. The same kernel with one program a tile is the
-solution's grid with the output stored through a descriptor: it tells the store's share apart.
+Beside them, without the mask, a persistent kernel of the same arithmetic: one or two programs
+an SM walking the (query block, head) tiles. The first H100 run (2026-12-06) of this probe had
+it at 93.4% of SDPA at non-causal S = 4096 against 89.1% for the same tiles one program a tile,
+and 83.0% against 79.7% at S = 1024; the solution took the persistent grid for non-causal
+D = 128 after it. Two things failed on Triton 3.6 there: storing the output through a
+descriptor (32 KiB more shared memory than 128 x 128 tiles on 3 stages leave: 262,200 bytes of
+232,448), and `tl.range(..., flatten=True)`, which asks Triton to pipeline the tile loop and
+the key loop as one (Triton's TMA lowering failed on it).
 """
 
 from __future__ import annotations
@@ -45,21 +49,13 @@ SHAPES = tuple(
 # (BLOCK_M, BLOCK_N, num_warps, num_stages)
 TILES = (
     (64, 64, 4, 3),
-    (64, 64, 4, 4),
-    (128, 64, 4, 3),
     (128, 64, 8, 3),
-    (128, 128, 8, 2),
     (128, 128, 8, 3),
-    (128, 128, 8, 4),
 )
-# non-causal only: (BLOCK_M, BLOCK_N, num_warps, num_stages, flatten, programs an SM); 0 programs
-# an SM is one program a tile, the solution's grid with the output stored through a descriptor
+# non-causal only: (BLOCK_M, BLOCK_N, num_warps, num_stages, flatten, programs an SM)
 PERSISTENT = (
-    (128, 128, 8, 3, False, 0),
     (128, 128, 8, 3, False, 1),
-    (128, 128, 8, 3, True, 1),
-    (128, 64, 8, 3, True, 1),
-    (64, 64, 4, 3, True, 2),
+    (64, 64, 4, 3, False, 2),
 )
 
 
@@ -68,7 +64,7 @@ def _attn_persistent(
     q_desc,
     k_desc,
     v_desc,
-    o_desc,
+    o_ptr,
     n_tiles,
     seq_len,
     qk_scale,
@@ -77,13 +73,16 @@ def _attn_persistent(
     BLOCK_N: tl.constexpr,
     FLATTEN: tl.constexpr,
 ):
-    """Non-causal attention, S a multiple of both blocks: one program per SM walks the (query
+    """Non-causal attention, S a multiple of both blocks: a few programs an SM walk the (query
     block, head) tiles; with FLATTEN the compiler pipelines tile and key loops as one, so the
     next tile's first key blocks load while this tile's output is divided and stored."""
     blocks_m = seq_len // BLOCK_M
+    offs_m = tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
     for tile in tl.range(tl.program_id(0), n_tiles, tl.num_programs(0), flatten=FLATTEN):
         row0 = (tile // blocks_m) * seq_len  # this head's first row in [B * H * S, D]
-        q = q_desc.load([row0 + (tile % blocks_m) * BLOCK_M, 0])
+        q_row = row0 + (tile % blocks_m) * BLOCK_M
+        q = q_desc.load([q_row, 0])
         m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
         l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
         acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
@@ -98,7 +97,8 @@ def _attn_persistent(
             acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
             m_i = m_new
         out = acc / l_i[:, None]
-        o_desc.store([row0 + (tile % blocks_m) * BLOCK_M, 0], out.to(q.dtype))
+        o_rows = (q_row + offs_m).to(tl.int64)
+        tl.store(o_ptr + o_rows[:, None] * HEAD_DIM + offs_d[None, :], out.to(q.dtype))
 
 
 def persistent(block_m: int, block_n: int, warps: int, stages: int, flatten: bool, per_sm: int):
@@ -106,16 +106,16 @@ def persistent(block_m: int, block_n: int, warps: int, stages: int, flatten: boo
         assert not causal
         batch, heads, seq_len, head_dim = q.shape
         out = torch.empty_like(q)
-        rows = [t.view(-1, head_dim) for t in (q, k, v, out)]
+        rows = [t.view(-1, head_dim) for t in (q, k, v)]
         descs = [
             TensorDescriptor.from_tensor(t, [b, head_dim])
-            for t, b in zip(rows, (block_m, block_n, block_n, block_m), strict=True)
+            for t, b in zip(rows, (block_m, block_n, block_n), strict=True)
         ]
         n_tiles = batch * heads * (seq_len // block_m)
         sms = torch.cuda.get_device_properties(q.device).multi_processor_count if q.is_cuda else 2
         scale = head_dim**-0.5 * 1.4426950408889634
-        _attn_persistent[(min(n_tiles, sms * per_sm) if per_sm else n_tiles,)](
-            *descs, n_tiles, seq_len, scale, HEAD_DIM=head_dim, BLOCK_M=block_m,
+        _attn_persistent[(min(n_tiles, sms * per_sm),)](
+            *descs, out, n_tiles, seq_len, scale, HEAD_DIM=head_dim, BLOCK_M=block_m,
             BLOCK_N=block_n, FLATTEN=flatten, num_warps=warps, num_stages=stages,
         )  # fmt: skip
         return out
@@ -124,8 +124,7 @@ def persistent(block_m: int, block_n: int, warps: int, stages: int, flatten: boo
 
 
 def _persistent_name(bm: int, bn: int, w: int, st: int, flat: bool, per_sm: int) -> str:
-    grid = f"{per_sm}/SM{' flat' if flat else ''}" if per_sm else "a tile each, TMA store"
-    return f"{grid} {bm}x{bn} w{w} s{st}"
+    return f"{per_sm}/SM{' flat' if flat else ''} {bm}x{bn} w{w} s{st}"
 
 
 def with_tiles(module, tiles):
@@ -147,6 +146,7 @@ def timed(shape: dict, op, module) -> list[dict]:
     found |= {"{}x{} w{} s{}".format(*tiles): with_tiles(module, tiles) for tiles in TILES}
     if not shape["causal"]:
         found |= {_persistent_name(*config): persistent(*config) for config in PERSISTENT}
+    found["solution again"] = module.attention  # last in the rotation: does the place matter?
     rows = in_turn(op, shape, DTYPE, found)
     flops = op.flop_count(shape)
     sdpa = rows[0]["graph_us"]
@@ -178,7 +178,7 @@ def check() -> int:
             ok = ok and torch.allclose(got, want, atol=1e-4)
     q, k, v = (torch.randn(1, 2, 64, 16, dtype=torch.bfloat16) for _ in range(3))
     want = torch.nn.functional.scaled_dot_product_attention(q, k, v).float()
-    for flat, per_sm in ((False, 0), (False, 1), (True, 1)):
+    for flat, per_sm in ((False, 1), (True, 1), (True, 2)):
         got = persistent(32, 16, 1, 1, flat, per_sm)(q, k, v, False).float()
         ok = ok and torch.allclose(got, want, atol=2e-2)
     print("every tile config computes attention" if ok else "a tile config is wrong")
