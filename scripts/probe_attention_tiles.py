@@ -19,10 +19,14 @@ Beside them, without the mask, a persistent kernel of the same arithmetic: one o
 an SM walking the (query block, head) tiles. The first H100 run (2026-12-06) of this probe had
 it at 93.4% of SDPA at non-causal S = 4096 against 89.1% for the same tiles one program a tile,
 and 83.0% against 79.7% at S = 1024; the solution took the persistent grid for non-causal
-D = 128 after it. Two things failed on Triton 3.6 there: storing the output through a
-descriptor (32 KiB more shared memory than 128 x 128 tiles on 3 stages leave: 262,200 bytes of
-232,448), and `tl.range(..., flatten=True)`, which asks Triton to pipeline the tile loop and
-the key loop as one (Triton's TMA lowering failed on it).
+D = 128 after it, and gained at S = 4096 (2047-2051 against 2065 us) but not at S = 1024 (165-167
+against 165), where this lean kernel took 153. One difference is the solution's second, masked
+key loop for a partial last block: empty at these shapes, yet compiled and entered in every
+tile. "+tail" adds that loop to the lean kernel, to tell whether it costs the 1-2 us a tile.
+Two things failed on Triton 3.6: storing the output through a descriptor (32 KiB more shared
+memory than 128 x 128 tiles on 3 stages leave: 262,200 bytes of 232,448), and
+`tl.range(..., flatten=True)`, which asks Triton to pipeline the tile loop and the key loop as
+one (Triton's TMA lowering failed on it).
 """
 
 from __future__ import annotations
@@ -52,11 +56,36 @@ TILES = (
     (128, 64, 8, 3),
     (128, 128, 8, 3),
 )
-# non-causal only: (BLOCK_M, BLOCK_N, num_warps, num_stages, flatten, programs an SM)
+# non-causal only: (BLOCK_M, BLOCK_N, num_warps, num_stages, masked tail loop, programs an SM)
 PERSISTENT = (
     (128, 128, 8, 3, False, 1),
+    (128, 128, 8, 3, True, 1),
     (64, 64, 4, 3, False, 2),
+    (64, 64, 4, 3, True, 2),
 )
+
+
+@triton.jit
+def _fold_keys(acc, l_i, m_i, q, k_desc, v_desc, row0, lo, hi, seq_len, qk_scale,
+               MASKED: tl.constexpr, BLOCK_N: tl.constexpr):  # fmt: skip
+    """Key blocks [lo, hi) folded into the online softmax; MASKED blocks hide keys past S."""
+    for start_n in range(lo, hi, BLOCK_N):
+        k = tl.trans(k_desc.load([row0 + start_n, 0]))
+        v = v_desc.load([row0 + start_n, 0])
+        qk = tl.dot(q, k)
+        if MASKED:
+            inside = (start_n + tl.arange(0, BLOCK_N)) < seq_len
+            qk = tl.where(inside[None, :], qk * qk_scale, float("-inf"))
+            m_new = tl.maximum(m_i, tl.max(qk, axis=1))
+            p = tl.exp2(qk - m_new[:, None])
+        else:
+            m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
+            p = tl.exp2(qk * qk_scale - m_new[:, None])
+        alpha = tl.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+        m_i = m_new
+    return acc, l_i, m_i
 
 
 @triton.jit
@@ -71,37 +100,33 @@ def _attn_persistent(
     HEAD_DIM: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
-    FLATTEN: tl.constexpr,
+    TAIL: tl.constexpr,
 ):
     """Non-causal attention, S a multiple of both blocks: a few programs an SM walk the (query
-    block, head) tiles; with FLATTEN the compiler pipelines tile and key loops as one, so the
-    next tile's first key blocks load while this tile's output is divided and stored."""
+    block, head) tiles. TAIL adds the solution's second, masked key loop from the last whole
+    block to S: empty at these shapes, but the compiler cannot know it, as in the solution."""
     blocks_m = seq_len // BLOCK_M
     offs_m = tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
-    for tile in tl.range(tl.program_id(0), n_tiles, tl.num_programs(0), flatten=FLATTEN):
+    for tile in range(tl.program_id(0), n_tiles, tl.num_programs(0)):
         row0 = (tile // blocks_m) * seq_len  # this head's first row in [B * H * S, D]
         q_row = row0 + (tile % blocks_m) * BLOCK_M
         q = q_desc.load([q_row, 0])
         m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
         l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
         acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-        for start_n in range(0, seq_len, BLOCK_N):
-            k = tl.trans(k_desc.load([row0 + start_n, 0]))
-            v = v_desc.load([row0 + start_n, 0])
-            qk = tl.dot(q, k)
-            m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
-            p = tl.exp2(qk * qk_scale - m_new[:, None])
-            alpha = tl.exp2(m_i - m_new)
-            l_i = l_i * alpha + tl.sum(p, axis=1)
-            acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
-            m_i = m_new
+        whole = (seq_len // BLOCK_N) * BLOCK_N
+        acc, l_i, m_i = _fold_keys(acc, l_i, m_i, q, k_desc, v_desc, row0, 0, whole, seq_len,
+                                   qk_scale, MASKED=False, BLOCK_N=BLOCK_N)  # fmt: skip
+        if TAIL:
+            acc, l_i, m_i = _fold_keys(acc, l_i, m_i, q, k_desc, v_desc, row0, whole, seq_len,
+                                       seq_len, qk_scale, MASKED=True, BLOCK_N=BLOCK_N)  # fmt: skip
         out = acc / l_i[:, None]
         o_rows = (q_row + offs_m).to(tl.int64)
         tl.store(o_ptr + o_rows[:, None] * HEAD_DIM + offs_d[None, :], out.to(q.dtype))
 
 
-def persistent(block_m: int, block_n: int, warps: int, stages: int, flatten: bool, per_sm: int):
+def persistent(block_m: int, block_n: int, warps: int, stages: int, tail: bool, per_sm: int):
     def call(q, k, v, causal):
         assert not causal
         batch, heads, seq_len, head_dim = q.shape
@@ -116,15 +141,15 @@ def persistent(block_m: int, block_n: int, warps: int, stages: int, flatten: boo
         scale = head_dim**-0.5 * 1.4426950408889634
         _attn_persistent[(min(n_tiles, sms * per_sm),)](
             *descs, out, n_tiles, seq_len, scale, HEAD_DIM=head_dim, BLOCK_M=block_m,
-            BLOCK_N=block_n, FLATTEN=flatten, num_warps=warps, num_stages=stages,
+            BLOCK_N=block_n, TAIL=tail, num_warps=warps, num_stages=stages,
         )  # fmt: skip
         return out
 
     return call
 
 
-def _persistent_name(bm: int, bn: int, w: int, st: int, flat: bool, per_sm: int) -> str:
-    return f"{per_sm}/SM{' flat' if flat else ''} {bm}x{bn} w{w} s{st}"
+def _persistent_name(bm: int, bn: int, w: int, st: int, tail: bool, per_sm: int) -> str:
+    return f"{per_sm}/SM{' +tail' if tail else ''} {bm}x{bn} w{w} s{st}"
 
 
 def with_tiles(module, tiles):
@@ -176,10 +201,11 @@ def check() -> int:
         for tiles in ((32, 16, 1, 1), (16, 16, 1, 1)):
             got = with_tiles(module, tiles)(q, k, v, causal)
             ok = ok and torch.allclose(got, want, atol=1e-4)
-    q, k, v = (torch.randn(1, 2, 64, 16, dtype=torch.bfloat16) for _ in range(3))
+    # S = 96: with 32 x 16 tiles the masked tail is empty; with 32 x 64 it holds keys 64-95
+    q, k, v = (torch.randn(1, 2, 96, 16, dtype=torch.bfloat16) for _ in range(3))
     want = torch.nn.functional.scaled_dot_product_attention(q, k, v).float()
-    for flat, per_sm in ((False, 1), (True, 1), (True, 2)):
-        got = persistent(32, 16, 1, 1, flat, per_sm)(q, k, v, False).float()
+    for block_n, tail, per_sm in ((16, False, 1), (16, True, 1), (16, True, 2), (64, True, 1)):
+        got = persistent(32, block_n, 1, 1, tail, per_sm)(q, k, v, False).float()
         ok = ok and torch.allclose(got, want, atol=2e-2)
     print("every tile config computes attention" if ok else "a tile config is wrong")
     return 0 if ok else 1
