@@ -3,9 +3,9 @@
     out[b, h] = softmax(q[b, h] @ k[b, h]^T * sm_scale) @ v[b, h]      (causal: j > i masked)
 
 The output is cut into tiles, one per (batch * head, query block), and one program computes a
-tile at a time. It keeps the tile's BLOCK_M rows of q on chip and walks
-the keys in blocks of BLOCK_N with an online softmax: a running max m, a running sum l and an
-fp32 accumulator acc, both rescaled by 2^(m_old - m_new) whenever the max grows. The S x S
+tile at a time. It keeps the tile's BLOCK_M rows of q on chip and walks the keys in blocks of
+BLOCK_N with an online softmax: a running max m, a running sum l and an fp32 accumulator acc,
+both rescaled by 2^(m_old - m_new) whenever the max grows. The S x S
 score matrix never exists in memory. Scores are kept in log2 units (sm_scale * log2(e) folded
 into one scale) so that every exponential is a cheap exp2.
 
