@@ -42,7 +42,13 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
-from tune_sweep import in_turn, load_solution, probe_main  # noqa: E402 - scripts is on the path
+from tune_sweep import (  # noqa: E402 - scripts is on the path
+    in_turn,
+    load_solution,
+    print_rows,
+    probe_main,
+    sm_count,
+)
 
 from tutor.bench.recipe import load_recipes  # noqa: E402
 
@@ -137,9 +143,8 @@ def persistent(block_m: int, block_n: int, warps: int, stages: int, tail: bool, 
             for t, b in zip(rows, (block_m, block_n, block_n), strict=True)
         ]
         n_tiles = batch * heads * (seq_len // block_m)
-        sms = torch.cuda.get_device_properties(q.device).multi_processor_count if q.is_cuda else 2
         scale = head_dim**-0.5 * 1.4426950408889634
-        _attn_persistent[(min(n_tiles, sms * per_sm),)](
+        _attn_persistent[(min(n_tiles, sm_count(q) * per_sm),)](
             *descs, out, n_tiles, seq_len, scale, HEAD_DIM=head_dim, BLOCK_M=block_m,
             BLOCK_N=block_n, TAIL=tail, num_warps=warps, num_stages=stages,
         )  # fmt: skip
@@ -175,17 +180,15 @@ def timed(shape: dict, op, module) -> list[dict]:
     rows = in_turn(op, shape, DTYPE, found)
     flops = op.flop_count(shape)
     sdpa = rows[0]["graph_us"]
-    label = f"s={shape['s']} causal={shape['causal']}"
     for row in rows:
         us = row["graph_us"]
         row["of_sdpa"] = sdpa / us if us and sdpa else None
         row["tflops"] = flops / us / 1e6 if us else None
-        shown = (
-            f"{us:9.1f} µs {row['of_sdpa']:6.1%} of SDPA  max diff {row['max_diff']:.1e}"
-            if us
-            else "failed"
-        )
-        print(f"attention {label:<17} {row['side']:<18} {shown}", flush=True)
+    print_rows(
+        f"attention s={shape['s']:<4} causal={shape['causal']}",
+        rows,
+        lambda row: f"{row['graph_us']:9.1f} µs {row['of_sdpa']:6.1%} of SDPA",
+    )
     return rows
 
 

@@ -36,7 +36,14 @@ import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 from probe_norms import layer_norm_tile  # noqa: E402 - the scripts folder is on the path
-from tune_sweep import in_turn, load_solution, probe_main  # noqa: E402
+from tune_sweep import (  # noqa: E402
+    add_bandwidth,
+    in_turn,
+    load_solution,
+    print_rows,
+    probe_main,
+    sm_count,
+)
 
 from tutor.bench.recipe import load_recipes  # noqa: E402
 
@@ -84,8 +91,7 @@ def persistent(per_sm: int, warps: int, stages: int):
         y = torch.empty_like(x)
         mean = torch.empty(m, dtype=torch.float32, device=x.device)
         rstd = torch.empty_like(mean)
-        sms = torch.cuda.get_device_properties(x.device).multi_processor_count if x.is_cuda else 2
-        _layer_norm_loop[(min(m, sms * per_sm),)](
+        _layer_norm_loop[(min(m, sm_count(x) * per_sm),)](
             x, weight, bias, y, mean, rstd, m, x.stride(0), n, eps,
             BLOCK_N=triton.next_power_of_2(n), STAGES=stages, num_warps=warps,
         )  # fmt: skip
@@ -128,17 +134,13 @@ def sides(op) -> dict:
 
 def measure() -> list[dict]:
     op = load_recipes(ROOT / "drills" / "bench" / "t3.py")["layer_norm"]
-    nbytes = op.bytes_moved(SHAPE, DTYPE)
     rows = in_turn(op, SHAPE, DTYPE, sides(op))
-    for row in rows:
-        us = row["graph_us"]
-        row["gb_s"] = nbytes / us / 1e3 if us else None
-        shown = (
-            f"{us:7.2f} µs {row['gb_s']:6.0f} GB/s  max diff {row['max_diff']:.1e}"
-            if us
-            else "failed"
-        )
-        print(f"layer_norm 4096x1000 {row['side']:<26} {shown}", flush=True)
+    add_bandwidth(rows, op.bytes_moved(SHAPE, DTYPE))
+    print_rows(
+        "layer_norm 4096x1000",
+        rows,
+        lambda row: f"{row['graph_us']:7.2f} µs {row['gb_s']:6.0f} GB/s",
+    )
     return rows
 
 

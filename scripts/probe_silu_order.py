@@ -29,7 +29,13 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-from tune_sweep import in_turn, load_solution, probe_main  # noqa: E402 - scripts is on the path
+from tune_sweep import (  # noqa: E402 - scripts is on the path
+    add_bandwidth,
+    in_turn,
+    load_solution,
+    print_rows,
+    probe_main,
+)
 
 from tutor.bench.recipe import load_recipes  # noqa: E402
 
@@ -84,17 +90,13 @@ def sides(op) -> dict:
 
 
 def timed(shape: dict, op) -> list[dict]:
-    nbytes = op.bytes_moved(shape, DTYPE)
     rows = in_turn(op, shape, DTYPE, sides(op))
-    for row in rows:
-        us = row["graph_us"]
-        row["gb_s"] = nbytes / (us * 1e-6) / 1e9 if us else None
-        shown = (
-            f"{us:8.2f} µs {row['gb_s']:7.0f} GB/s  max diff {row['max_diff']:.2e}"
-            if us
-            else "failed"
-        )
-        print(f"silu_and_mul t={shape['t']:<5} {row['side']:<28} {shown}", flush=True)
+    add_bandwidth(rows, op.bytes_moved(shape, DTYPE))
+    print_rows(
+        f"silu_and_mul t={shape['t']:<5}",
+        rows,
+        lambda row: f"{row['graph_us']:8.2f} µs {row['gb_s']:7.0f} GB/s",
+    )
     return rows
 
 

@@ -68,6 +68,28 @@ def in_turn(op, shape: dict, dtype: str, sides: dict) -> list[dict]:
     return rows
 
 
+def add_bandwidth(rows: list[dict], nbytes: int) -> None:
+    """Each timed row's `gb_s`: `nbytes` moved per call over its GPU time (None if it failed)."""
+    for row in rows:
+        us = row["graph_us"]
+        row["gb_s"] = nbytes / us / 1e3 if us else None
+
+
+def print_rows(label: str, rows: list[dict], figures) -> None:
+    """One line a row: `label`, the side, `figures(row)` (its time and rate) and its largest
+    difference from eager, or "failed"."""
+    for row in rows:
+        shown = f"{figures(row)}  max diff {row['max_diff']:.1e}" if row["graph_us"] else "failed"
+        print(f"{label} {row['side']:<28} {shown}", flush=True)
+
+
+def sm_count(t: torch.Tensor, on_cpu: int = 2) -> int:
+    """The SMs of `t`'s GPU; `on_cpu` on the interpreter, so persistent loops still loop."""
+    if t.is_cuda:
+        return torch.cuda.get_device_properties(t.device).multi_processor_count
+    return on_cpu
+
+
 def probe_main(argv, doc: str, check, measure, json_name: str, check_help: str) -> int:
     """A probe's command line: `--check` runs `check()` on the CPU (its exit code); otherwise,
     on a GPU, `measure()` gives the rows saved as `json_name` under `--out`, with the card and
