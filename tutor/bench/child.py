@@ -585,7 +585,8 @@ def _graph_times(
     op: Any, fns: dict[str, Callable[..., Any]], base: tuple, row: dict[str, Any], l2: int
 ) -> None:
     """CUDA-graph replay time of each implementation, replayed in turn (timing.graphs_us);
-    the learner's captured last (its capture may fail)."""
+    the learner's captured after the others (its capture may fail), then a decode shape's
+    copy of its bytes (_copy_of)."""
     from tutor.bench.recipe import clone_inputs
 
     count = graph_input_sets(row["bytes"], l2)
@@ -596,13 +597,12 @@ def _graph_times(
         for name in ("eager", "reference", "mine")
         if name in fns and name in row["us"]
     }
+    floor = {}
     if row.get("decode") and not row.get("flops") and row["bytes"] and calls:
-        calls[COPY_FLOOR] = _copy_of(row["bytes"], count)
-    times, failed = graphs_us(calls)
-    if COPY_FLOOR in calls:
-        row["copy_floor_graph_us"] = times.pop(COPY_FLOOR, None)
-        failed.pop(COPY_FLOOR, None)
-        del calls[COPY_FLOOR]
+        floor[COPY_FLOOR] = _copy_of(row["bytes"], count)
+    times, failed = graphs_us({**calls, **floor})
+    if floor:
+        row["copy_floor_graph_us"] = times.get(COPY_FLOOR)
     for name in calls:
         if name in times:
             row["graph_us"][name] = times[name]
