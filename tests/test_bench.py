@@ -231,6 +231,20 @@ def test_graphs_replay_in_turn_so_no_side_always_follows_the_same_one():
     followers = {(order[i], order[i + 1]) for order in rounds for i in range(2)}
     assert ("eager", "mine") in followers and ("reference", "mine") in followers
     assert rotation([], 4) == [] and rotation(["mine"], 7) == ["mine"]
+    assert rounds == [rotation(names, r) for r in range(GRAPH_REPLAYS)]  # the same every run
+
+
+def test_with_many_sides_each_is_timed_after_many_others():
+    """A probe times ten tile configs beside SDPA: shifting one fixed order would put the same
+    two configs next to SDPA in every round, and charge them its heat."""
+    from tutor.bench.timing import GRAPH_REPLAYS, rotation
+
+    names = [f"side {i}" for i in range(10)]
+    rounds = [rotation(names, r) for r in range(GRAPH_REPLAYS)]
+    assert all(sorted(order) == sorted(names) for order in rounds)
+    for name in names:
+        before = {order[order.index(name) - 1] for order in rounds if order[0] != name}
+        assert len(before) >= 4, (name, before)
 
 
 def test_a_graph_that_cannot_be_captured_is_named_and_the_others_keep_their_times(monkeypatch):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -63,12 +64,18 @@ def graph_input_sets(bytes_moved: int, l2: int) -> int:
 
 def rotation(names: list[str], round_: int) -> list[str]:
     """The order the graphs replay in on round `round_`: each one leads a round in turn, and
-    every other round runs backwards, so none is always timed right after the same other one."""
+    the others follow in an order shuffled afresh each round (seeded by the round, so every run
+    times the same orders). Why shuffled: on a card at its power limit, the graph timed right
+    after a power-hungry one runs on a lower clock. Shifting one fixed order keeps every side
+    between the same two neighbours; with ten sides in scripts/probe_attention_tiles.py, the
+    two next to SDPA read 5-9% slower than the very same kernel further along (H100,
+    2026-12-06)."""
     if not names:
         return []
-    order = names if round_ % 2 == 0 else names[::-1]
-    shift = round_ % len(order)
-    return order[shift:] + order[:shift]
+    order = list(names)
+    random.Random(round_).shuffle(order)
+    lead = order.index(names[round_ % len(names)])
+    return order[lead:] + order[:lead]
 
 
 def warmed(elapsed_s: float, rounds: int, replays: int) -> bool:
