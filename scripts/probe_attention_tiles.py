@@ -12,17 +12,17 @@ had not warmed up. Here the solution's own kernel runs with each tile config in 
 b4 h32 d128 bf16, inputs rotated past the L2. Only `_config` changes (one program a tile); the
 kernel is the solution's, which wants BLOCK_M a multiple of BLOCK_N (a causal program's
 unmasked key blocks end where its query block starts). The solution runs twice, first and last
-in the rotation: in two runs its first place at non-causal S = 1024 read 5-15% slower than the
-same config timed further on.
+in the list: until the rotation was shuffled each round (2026-12-06, run 8 of
+docs/reports/2026-12-06/probes-attention-tail.md), those two places sat next to SDPA in every
+round, and read 5-9% slower than the same kernel in a tile row.
 
-Beside them, without the mask, a persistent kernel of the same arithmetic: one or two programs
-an SM walking the (query block, head) tiles. The first H100 run (2026-12-06) of this probe had
-it at 93.4% of SDPA at non-causal S = 4096 against 89.1% for the same tiles one program a tile,
-and 83.0% against 79.7% at S = 1024; the solution took the persistent grid for non-causal
-D = 128 after it, and gained at S = 4096 (2047-2051 against 2065 us) but not at S = 1024 (165-167
-against 165), where this lean kernel took 153. One difference is the solution's second, masked
-key loop for a partial last block: empty at these shapes, yet compiled and entered in every
-tile. "+tail" adds that loop to the lean kernel, to tell whether it costs the 1-2 us a tile.
+Beside them, without the mask, a lean persistent kernel: one or two programs an SM walking the
+(query block, head) tiles with one unmasked key loop. "+tail" adds the second, masked key loop
+the solution then kept for a partial last block: empty at these shapes, it cost 6% (H100, four
+runs: 148.8-155.2 -> 157.3-164.5 us at S = 1024, 2001.7-2012.3 -> 2131.7-2156.1 at S = 4096),
+and the solution now compiles it only when it can have work. The lean kernel stays up to 3%
+ahead of the solution at S = 4096 and level at S = 1024.
+
 Two things failed on Triton 3.6: storing the output through a descriptor (32 KiB more shared
 memory than 128 x 128 tiles on 3 stages leave: 262,200 bytes of 232,448), and
 `tl.range(..., flatten=True)`, which asks Triton to pipeline the tile loop and the key loop as
@@ -110,7 +110,8 @@ def _attn_persistent(
 ):
     """Non-causal attention, S a multiple of both blocks: a few programs an SM walk the (query
     block, head) tiles. TAIL adds the solution's second, masked key loop from the last whole
-    block to S: empty at these shapes, but the compiler cannot know it, as in the solution."""
+    block to S: empty at these shapes, but the compiler cannot know it, as in the solution
+    before it compiled that loop only when S leaves a partial block."""
     blocks_m = seq_len // BLOCK_M
     offs_m = tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)

@@ -2,10 +2,9 @@
 
     out[b, h] = softmax(q[b, h] @ k[b, h]^T * sm_scale) @ v[b, h]      (causal: j > i masked)
 
-The output is cut into tiles, one per (batch * head, query block), and one program computes a
-tile at a time. It keeps the tile's BLOCK_M rows of q on chip and walks the keys in blocks of
-BLOCK_N with an online softmax: a running max m, a running sum l and an fp32 accumulator acc,
-both rescaled by 2^(m_old - m_new) whenever the max grows. The S x S
+One program per (query block, batch * head). It keeps its BLOCK_M rows of q on chip and walks
+the keys in blocks of BLOCK_N with an online softmax: a running max m, a running sum l and an
+fp32 accumulator acc, both rescaled by 2^(m_old - m_new) whenever the max grows. The S x S
 score matrix never exists in memory. Scores are kept in log2 units (sm_scale * log2(e) folded
 into one scale) so that every exponential is a cheap exp2.
 
@@ -14,7 +13,10 @@ Key blocks come in two kinds. "Full" blocks need no mask: every key is inside th
 block (keys past S -> -inf) and, when causal, the blocks on the diagonal (key j > query i ->
 -inf). Causal programs never visit the blocks above the diagonal: half the work is skipped,
 and they start in reverse order, the query blocks with the most keys first, so that the short
-ones fill the last wave instead of the long ones running alone at the end.
+ones fill the last wave instead of the long ones running alone at the end. Without the causal
+mask, when S is a multiple of BLOCK_N, there are no masked blocks: the masked loop is left out
+of the compiled kernel (PARTIAL_TAIL) rather than entered with nothing to do, which cost 6% at
+these tiles (see _config).
 
 16-bit inputs laid out as a contiguous [B, H, S, D] tensor (the common case) take a fast path
 (DESC): q, k and v are seen as [B * H * S, D] rows and their tiles are loaded through tensor
@@ -25,12 +27,7 @@ are masked like padding. Every other input takes the pointer loads.
 In the full blocks, the scale and the running max are applied to each score in one fused
 multiply-add, s * qk_scale - m, as in Triton's fused-attention tutorial: the max of the raw
 scores times qk_scale is the max of the scaled ones (qk_scale > 0). The masked blocks scale
-first, so that -inf stays -inf.
-
-Usually there is one program per tile. Long non-causal rows at D = 128 on the fast path launch
-one program per SM instead, each walking every n-th tile (a persistent grid): a program is
-started 132 times on an H100 instead of 4096 times at S = 4096, and the next tile starts on an
-SM that is already set up. See _config for the measured times.
+first, so that -inf stays -inf. See _config for the measured times.
 """
 
 from __future__ import annotations
@@ -135,77 +132,69 @@ def _attn_fwd_kernel(
     n_heads,
     seq_len,
     qk_scale,
-    n_tiles,
     CAUSAL: tl.constexpr,
     HEAD_DIM: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     DESC: tl.constexpr,
-    PERSISTENT: tl.constexpr,
+    PARTIAL_TAIL: tl.constexpr,
 ):
-    """One tile a program, or (PERSISTENT) one program an SM walking every n-th tile. A tile
-    is BLOCK_M query rows of one (batch, head) against all their keys."""
-    if PERSISTENT:
-        step = tl.num_programs(0)
+    block = tl.program_id(0)
+    if CAUSAL:  # the query blocks with the most keys first (see the module docstring)
+        block = tl.num_programs(0) - 1 - block
+    start_m = block * BLOCK_M
+    batch_head = tl.program_id(1).to(tl.int64)  # int64: offsets of large tensors pass 2**31
+    batch = batch_head // n_heads
+    head = batch_head % n_heads
+    q_base = q_ptr + batch * q_batch_stride + head * q_head_stride
+    k_base = k_ptr + batch * k_batch_stride + head * k_head_stride
+    v_base = v_ptr + batch * v_batch_stride + head * v_head_stride
+    o_base = o_ptr + batch * o_batch_stride + head * o_head_stride
+
+    offs_m = start_m + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, HEAD_DIM)
+    q_mask = offs_m[:, None] < seq_len
+    row0 = batch_head * seq_len  # this head's first row in the [B * H * S, HEAD_DIM] view
+    if DESC:
+        q = q_desc.load([(row0 + start_m).to(tl.int32), 0])
     else:
-        step = n_tiles  # the loop runs once
-    blocks_m = tl.cdiv(seq_len, BLOCK_M)
-    for tile in range(tl.program_id(0), n_tiles, step):
-        block = tile % blocks_m  # a head's query blocks are neighbouring tiles
-        if CAUSAL:  # the query blocks with the most keys first (see the module docstring)
-            block = blocks_m - 1 - block
-        start_m = block * BLOCK_M
-        batch_head = (tile // blocks_m).to(tl.int64)  # int64: offsets of large tensors pass 2**31
-        batch = batch_head // n_heads
-        head = batch_head % n_heads
-        q_base = q_ptr + batch * q_batch_stride + head * q_head_stride
-        k_base = k_ptr + batch * k_batch_stride + head * k_head_stride
-        v_base = v_ptr + batch * v_batch_stride + head * v_head_stride
-        o_base = o_ptr + batch * o_batch_stride + head * o_head_stride
+        q_ptrs = q_base + offs_m[:, None] * q_seq_stride + offs_d[None, :]
+        q = tl.load(q_ptrs, mask=q_mask, other=0.0)
 
-        offs_m = start_m + tl.arange(0, BLOCK_M)
-        offs_d = tl.arange(0, HEAD_DIM)
-        q_mask = offs_m[:, None] < seq_len
-        row0 = batch_head * seq_len  # this head's first row in the [B * H * S, HEAD_DIM] view
-        if DESC:
-            q = q_desc.load([(row0 + start_m).to(tl.int32), 0])
-        else:
-            q_ptrs = q_base + offs_m[:, None] * q_seq_stride + offs_d[None, :]
-            q = tl.load(q_ptrs, mask=q_mask, other=0.0)
+    m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
+    acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
 
-        m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
-        l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
-        acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-
-        if CAUSAL:
-            full_end = start_m  # keys before this block's first row: visible to every row
-            masked_end = tl.minimum(start_m + BLOCK_M, seq_len)  # the diagonal; nothing after
-        else:
-            full_end = (seq_len // BLOCK_N) * BLOCK_N  # every key of these blocks is inside S
-            masked_end = seq_len  # the partial block, if any
-        acc, l_i, m_i = _attn_fwd_inner(
-            acc,
-            l_i,
-            m_i,
-            q,
-            k_base,
-            v_base,
-            k_seq_stride,
-            v_seq_stride,
-            k_desc,
-            v_desc,
-            row0,
-            offs_m,
-            offs_d,
-            seq_len,
-            qk_scale,
-            0,
-            full_end,
-            MASKED=False,
-            CAUSAL=CAUSAL,
-            BLOCK_N=BLOCK_N,
-            DESC=DESC,
-        )
+    if CAUSAL:
+        full_end = start_m  # keys before this block's first row: visible to every row
+        masked_end = tl.minimum(start_m + BLOCK_M, seq_len)  # the diagonal; nothing after
+    else:
+        full_end = (seq_len // BLOCK_N) * BLOCK_N  # every key of these blocks is inside S
+        masked_end = seq_len  # the partial block, if any
+    acc, l_i, m_i = _attn_fwd_inner(
+        acc,
+        l_i,
+        m_i,
+        q,
+        k_base,
+        v_base,
+        k_seq_stride,
+        v_seq_stride,
+        k_desc,
+        v_desc,
+        row0,
+        offs_m,
+        offs_d,
+        seq_len,
+        qk_scale,
+        0,
+        full_end,
+        MASKED=False,
+        CAUSAL=CAUSAL,
+        BLOCK_N=BLOCK_N,
+        DESC=DESC,
+    )
+    if CAUSAL or PARTIAL_TAIL:  # else there are no masked blocks: not even compiled
         acc, l_i, m_i = _attn_fwd_inner(
             acc,
             l_i,
@@ -230,9 +219,9 @@ def _attn_fwd_kernel(
             DESC=DESC,
         )
 
-        out = acc / l_i[:, None]
-        o_ptrs = o_base + offs_m[:, None] * o_seq_stride + offs_d[None, :]
-        tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty), mask=q_mask)  # padded rows not stored
+    out = acc / l_i[:, None]
+    o_ptrs = o_base + offs_m[:, None] * o_seq_stride + offs_d[None, :]
+    tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty), mask=q_mask)  # padded rows not stored
 
 
 class Config(NamedTuple):
@@ -242,7 +231,6 @@ class Config(NamedTuple):
     block_n: int
     num_warps: int
     num_stages: int
-    persistent: bool = False  # one program an SM walks the tiles, instead of one a tile
 
 
 def _config(
@@ -277,18 +265,18 @@ def _config(
     at D = 128 is faster on 128 x 128 too: 155.7 us against 160.5 on 64 x 64 (SDPA 116.6);
     causal S = 1024 keeps 64 x 64 (101.2 against 116.4).
 
-    The persistent grid (same probe, H100, 2026-12-06, second run): non-causal S = 4096 2051 and
-    2047 us (the solution first and last in the rotation) against 2065 with one program a tile,
-    SDPA 1853; the report of that session had it at 91.0% of SDPA. At S = 1024 it gained
-    nothing (167 and 165 against 165). A leaner persistent kernel with one unmasked key loop
-    took 2024 and 153 us in the same rotation: the solution's second, masked loop, kept for a
-    partial last block, is the likely difference. Causal tiles stay one a program: their work
-    is uneven, and the reversed order already balances it.
+    In that probe's later runs a lean kernel with one unmasked key loop beat the solution by
+    about 6%: adding the solution's second, masked loop to it, empty at these shapes, cost 8.5
+    us at S = 1024 (157.3 against 148.8) and 121 at S = 4096 (2131.7 against 2011.0). That loop
+    is compiled only when it can have work (PARTIAL_TAIL). Without it, timed in a shuffled
+    rotation, 128 x 128 tiles one program a tile took 153.7 and 2042.0 us (SDPA 122.5 and
+    1898.1), and a persistent grid, one program an SM walking the tiles, 157.1 and 2052.6: one
+    program a tile stays (docs/reports/2026-12-06/probes-attention-tail.md).
     """
     if itemsize == 4:
         return Config(64, 32, 4, 2)
     if descriptors and head_dim == 128 and not causal:
-        return Config(128, 128, 8, 3, persistent=True)
+        return Config(128, 128, 8, 3)
     if descriptors and seq_len > SHORT_SEQ:
         if causal:  # non-causal D = 128 returned above
             return Config(128, 128, 8, 3)
@@ -296,14 +284,6 @@ def _config(
     if causal or seq_len <= SHORT_SEQ:
         return Config(64, 64, 4, 3)
     return Config(128, 64, (4 if head_dim <= 64 else 8), 3)
-
-
-def _sm_count(device: torch.device) -> int:
-    """The GPU's SMs: a persistent launch runs one program on each. On the CPU interpreter, 3,
-    so that its programs still walk several tiles each."""
-    if device.type != "cuda":
-        return 3
-    return torch.cuda.get_device_properties(device).multi_processor_count
 
 
 def _rows_for_descriptors(t: torch.Tensor) -> bool:
@@ -341,7 +321,7 @@ def attention(
     out = torch.empty(q.shape, dtype=q.dtype, device=q.device)
 
     descriptors = q.element_size() == 2 and all(_rows_for_descriptors(t) for t in (q, k, v))
-    block_m, block_n, num_warps, num_stages, persistent = _config(
+    block_m, block_n, num_warps, num_stages = _config(
         head_dim, q.element_size(), seq_len, causal, descriptors
     )
     if descriptors:
@@ -351,9 +331,8 @@ def attention(
         v_desc = TensorDescriptor.from_tensor(rows[2], [block_n, head_dim])
     else:
         q_desc = k_desc = v_desc = None
-    n_tiles = triton.cdiv(seq_len, block_m) * batch * n_heads
-    programs = min(n_tiles, _sm_count(q.device)) if persistent else n_tiles
-    _attn_fwd_kernel[(programs,)](
+    grid = (triton.cdiv(seq_len, block_m), batch * n_heads)
+    _attn_fwd_kernel[grid](
         q,
         k,
         v,
@@ -376,13 +355,12 @@ def attention(
         n_heads,
         seq_len,
         sm_scale * LOG2E,
-        n_tiles,
         CAUSAL=bool(causal),
         HEAD_DIM=head_dim,
         BLOCK_M=block_m,
         BLOCK_N=block_n,
         DESC=descriptors,
-        PERSISTENT=persistent,
+        PARTIAL_TAIL=seq_len % block_n != 0,
         num_warps=num_warps,
         num_stages=num_stages,
     )
