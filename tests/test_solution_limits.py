@@ -1,7 +1,7 @@
 """Reference solutions at the limits the drill tests do not reach: shapes past a grid axis's
-65535 programs, the block sizes chosen for rows longer than any test's, and m3's 128 x 128
+65535 programs, the block sizes chosen for rows longer than any test's, m3's 128 x 128
 tiles with and without a masked tail (the drill tests have no non-causal D = 128 input in
-contiguous 16-bit tensors).
+contiguous 16-bit tensors), and m1's persistent descriptor path.
 
 A kernel runs in a child process with TRITON_INTERPRET=1 (Triton must be imported that way
 for its own jit functions to be interpreted; see tests/test_interpreter.py).
@@ -103,3 +103,26 @@ def test_attention_is_right_with_and_without_a_partial_key_block():
     (the last key block partial) and 2 heads x 2 whole blocks at S = 256 (no masked loop), all
     right."""
     assert run_with_launches(TAILS, "m3_attention.py", timeout=300) == "ok"
+
+
+WALKS = """
+m1 = solution
+m1._matmul_tma_kernel = Launches(m1._matmul_tma_kernel)
+torch.manual_seed(0)
+wrong = []
+for m, k, n in ((300, 72, 520), (100, 64, 200)):  # 3 x 3 tiles of 128 x 256, and one tile
+    # fp16: the bare interpreter (no tutor harness) multiplies bf16 tiles as raw integers.
+    a, b = torch.randn(m, k, dtype=torch.float16), torch.randn(k, n, dtype=torch.float16)
+    got, want = m1.matmul(a, b).float(), a.float() @ b.float()
+    if not torch.allclose(got, want, atol=0.05, rtol=0.01):
+        wrong.append(((m, k, n), float((got - want).abs().max())))
+print("ok" if not wrong and grids == [(2,), (1,)] else f"wrong: {grids}, {wrong}")
+"""
+
+
+def test_matmul_descriptor_programs_each_walk_several_tiles():
+    """m1: the descriptor path is persistent, one program an SM (2 on the interpreter): at
+    300 x 520 its 2 programs walk 9 tiles of 128 x 256, edge tiles and a partial K block
+    among them, and store each tile in two halves, all right; a single tile takes 1 program.
+    The drill tests never reach this path (their bf16 rows are not 16-byte aligned)."""
+    assert run_with_launches(WALKS, "m1_matmul.py", timeout=300) == "ok"
