@@ -14,9 +14,16 @@ STATS_ITEMSIZE = 4  # layer_norm's mean and rstd are float32 whatever x's dtype
 
 def layer_norm_eager(
     x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor, eps: float = LAYER_NORM_EPS
-) -> torch.Tensor:
-    # y only: eager gives no mean and rstd to compare with (`compared=1` below).
-    return F.layer_norm(x, (x.shape[-1],), weight, bias, eps)
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """y, mean and rstd, as the drill's layer_norm returns them; only y is compared
+    (`compared=1` below: torch keeps the statistics as [M, 1]).
+
+    Why not F.layer_norm: it returns y alone, so torch.compile of it leaves the statistics
+    out and writes less than the kernel it is compared with (4096 x 1000 bf16 on an H100, CUDA
+    graphs in turn: compile 6.38 us for y alone, 6.57-6.59 with mean and rstd, the reference
+    6.57-6.64; docs/reports/2026-12-06/probes-matmul-layernorm.md). Eager runs the same CUDA
+    kernel either way: F.layer_norm computes the statistics too and drops them."""
+    return torch.native_layer_norm(x, [x.shape[-1]], weight, bias, eps)
 
 
 def rms_norm_eager(
