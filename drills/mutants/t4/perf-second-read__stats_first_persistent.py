@@ -29,6 +29,10 @@ def _stats_then_rows(x_ptr, y_ptr, stats_ptr, n_rows, n_cols, sx, sy, BLOCK: tl.
         row_sum = tl.sum(tot * tl.exp(hi - row_max), axis=0)
         tl.store(stats_ptr + 2 * row, row_max)
         tl.store(stats_ptr + 2 * row + 1, row_sum)
+    # A row's max and sum were stored by one thread and are read back by all: the barrier
+    # makes those stores visible to the whole program first (without it, an H100 now and then
+    # read a stale max: scripts/probe_store_then_load.py).
+    tl.debug_barrier()
     for row in range(first, n_rows, step):
         src = x_ptr + row.to(tl.int64) * sx
         dst = y_ptr + row.to(tl.int64) * sy
