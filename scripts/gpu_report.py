@@ -87,6 +87,7 @@ COMPILE_SLACK = 0.03  # a reference may be this much slower than torch.compile (
 WHOLE_REPORT_S = 540.0  # every verdict of the course and every drill's bench, in one run
 LIGER_DRILLS = ("f5", "t4")  # the drills scripts/probe_liger.py sets beside Liger-Kernel
 LIGER_MIN_S = 60.0  # time the Liger step needs to be worth starting (compiles, then times)
+LIGER_STEP = "liger"  # its name among the run's steps
 
 
 def log(message: str) -> None:
@@ -456,8 +457,8 @@ def run_timed(
 
     Their untimed work (starting, importing torch, compiling kernels and torch.compile's graphs,
     making inputs) overlaps; every timed stretch holds the card's lock (tutor.bench.gpu_lock),
-    so no two of them time at once (every bench of the course names the same lock).
-    The longest drills start first, so that none of them is left alone at the end.
+    so no two of them time at once (every bench of the course names the same lock). They
+    start in `timed_order`.
     """
     from tutor.warm import WarmPool
 
@@ -465,31 +466,29 @@ def run_timed(
     if coaching:
         pool = WarmPool.for_course(catalogue.paths, cpu=False)
         pool.ready.wait(180)
-    jobs = []
+    actions = {}
     if benching:
         state.benched.update({d: threading.Event() for d in drill_ids})
-        weight = {d: len(catalogue.drill(d).bench) for d in drill_ids}
-        for drill_id in sorted(drill_ids, key=lambda d: -weight[d]):
-            jobs.append(
-                (
-                    bench_step(drill_id),
-                    lambda d=drill_id: run_bench(state, catalogue, d, deadline, args),
-                )
+        for drill_id in drill_ids:
+            actions[bench_step(drill_id)] = lambda d=drill_id: run_bench(
+                state, catalogue, d, deadline, args
             )
     liger = [d for d in LIGER_DRILLS if d in drill_ids]
     if benching and liger and importlib.util.find_spec("liger_kernel") is not None:
-        jobs.append(("liger", lambda: run_liger(state, catalogue, liger, deadline)))
+        actions[LIGER_STEP] = lambda: run_liger(state, catalogue, liger, deadline)
+    if coaching:
+        for drill_id in drill_ids:
+            actions[coach_step(drill_id)] = lambda d=drill_id: run_coach(
+                state, catalogue, d, deadline, args, pool
+            )
+    benches = {d: len(catalogue.drill(d).bench) for d in drill_ids} if benching else {}
+    coaches = {}
     if coaching:
         from tutor.perfcheck import perf_targets
 
-        slow = {d: len(perf_targets(catalogue, catalogue.drill(d))) for d in drill_ids}
-        for drill_id in sorted(drill_ids, key=lambda d: -slow[d]):  # the most benches first
-            jobs.append(
-                (
-                    f"coach {drill_id}",
-                    lambda d=drill_id: run_coach(state, catalogue, d, deadline, args, pool),
-                )
-            )
+        coaches = {d: len(perf_targets(catalogue, catalogue.drill(d))) for d in drill_ids}
+    order = timed_order(benches, LIGER_STEP in actions, coaches, args.timed_workers)
+    jobs = [(name, actions[name]) for name in order]
 
     def job_step(job) -> None:
         name, action = job
@@ -502,6 +501,25 @@ def run_timed(
     finally:
         if pool is not None:
             pool.close()
+
+
+def coach_step(drill_id: str) -> str:
+    """The name of a drill's perf-coach proof among the run's steps."""
+    return f"coach {drill_id}"
+
+
+def timed_order(
+    benches: dict[str, int], liger: bool, coaches: dict[str, int], workers: int
+) -> list[str]:
+    """The order the timed steps start in: benches, the longest first (`benches`: a drill's
+    cases), so that none is left alone at the end; the Liger step as soon as the first bench
+    ends, since issue 27's targets against Liger-Kernel need it (behind every bench, a slow
+    machine left it no time: 2026-12-06); then the coach, the drills with the most files first.
+    """
+    order = [bench_step(d) for d in sorted(benches, key=lambda d: -benches[d])]
+    if liger:
+        order.insert(min(max(1, workers), len(order)), LIGER_STEP)
+    return order + [coach_step(d) for d in sorted(coaches, key=lambda d: -coaches[d])]
 
 
 def run_liger(state: State, catalogue: Catalogue, drills: list[str], deadline: float) -> None:

@@ -822,6 +822,20 @@ def test_the_whole_report_target_needs_every_verdict_and_bench_and_the_coach_its
     assert row("the perf coach")["met"] is True
 
 
+def test_the_report_starts_liger_once_the_first_bench_ends_and_the_coach_last(gpu_report):
+    """Issue 27's targets against Liger-Kernel need the Liger step: it starts with the first
+    free worker, not behind every bench (a slow machine left it no time); the longest benches
+    start first, the coach after every bench, its biggest drills first."""
+    benches = {"t0": 1, "m3": 4, "t4": 3, "t2": 2, "f5": 2, "b1": 1}
+    order = gpu_report.timed_order(benches, True, {"t0": 1, "m3": 4}, workers=4)
+    assert order[:4] == ["bench m3", "bench t4", "bench t2", "bench f5"]
+    assert order[4] == gpu_report.LIGER_STEP
+    assert order[5:] == ["bench t0", "bench b1", "coach m3", "coach t0"]
+    assert gpu_report.timed_order(benches, True, {}, workers=1)[:2] == ["bench m3", "liger"]
+    assert gpu_report.timed_order({"t4": 1}, True, {}, workers=4) == ["bench t4", "liger"]
+    assert "liger" not in gpu_report.timed_order(benches, False, {}, workers=4)
+
+
 def test_the_reports_coach_judges_the_solution_on_the_bench_it_already_ran(
     gpu_report, catalogue, monkeypatch
 ):
