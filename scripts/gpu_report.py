@@ -23,10 +23,12 @@
    benches take about 400 s, the coach's 44 rows about 280 more, so a second call with
    `--skip-cpu --skip-gpu --skip-bench --drills <those left>` proves the rest.
    Where Liger-Kernel is installed (scripts/probe_liger.py says how, from a wheel), its
-   cross-entropy and softmax are timed beside f5's and t4's solutions after the benches, under
-   the same lock, for issue 27's "ahead of Liger-Kernel".
+   cross-entropy and softmax are timed beside f5's and t4's solutions, started once the first
+   bench ends, under the same lock, for issue 27's "ahead of Liger-Kernel".
    Benches and coach run `--timed-workers` processes at once: their set-up overlaps, and each
-   timed stretch holds the card's lock (tutor.bench.gpu_lock), so no two time at once.
+   timed stretch holds the card's lock (tutor.bench.gpu_lock), so no two time at once. The
+   Time table says how much of their time the lock was held: near all of it, the card is the
+   limit; far less, their compiles are, and more workers would finish sooner.
 4. docs/reports/<date>/<what>.md (card, driver, versions, anchors, verdicts, the coach, bench
    numbers, targets) and <what>.json beside it (everything raw), copied into --out. <what>
    says what the run covers, e.g. `verdicts-bench-coach-all-drills` or `verdicts-b2-f3`; a
@@ -88,6 +90,7 @@ WHOLE_REPORT_S = 540.0  # every verdict of the course and every drill's bench, i
 LIGER_DRILLS = ("f5", "t4")  # the drills scripts/probe_liger.py sets beside Liger-Kernel
 LIGER_MIN_S = 60.0  # time the Liger step needs to be worth starting (compiles, then times)
 LIGER_STEP = "liger"  # its name among the run's steps
+HOLDS_FILE = "gpu-timing.holds"  # in the state folder: the timing lock's holds this run
 
 
 def log(message: str) -> None:
@@ -150,6 +153,7 @@ class State:
     independent: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     coach: list[dict[str, Any]] = field(default_factory=list)  # tutor.perfcheck rows
     liger: dict[str, Any] = field(default_factory=dict)  # scripts/probe_liger.py's JSON
+    timing_lock: dict[str, float] = field(default_factory=dict)  # lock_use's summary
     notes: list[str] = field(default_factory=list)
     finished: float | None = None  # the run's length, once it is done
     # every step's (start, end) in seconds into the run: where a slow run's time went
@@ -460,8 +464,14 @@ def run_timed(
     so no two of them time at once (every bench of the course names the same lock). They
     start in `timed_order`.
     """
+    from tutor.bench.gpu_lock import HOLDS_ENV
     from tutor.warm import WarmPool
 
+    holds = catalogue.paths.state_dir / HOLDS_FILE
+    holds.parent.mkdir(parents=True, exist_ok=True)
+    holds.write_text("", encoding="utf-8")  # this run's holds only
+    os.environ[HOLDS_ENV] = str(holds)  # every bench, Liger and coach process inherits it
+    began = time.time()
     pool = None
     if coaching:
         pool = WarmPool.for_course(catalogue.paths, cpu=False)
@@ -501,6 +511,23 @@ def run_timed(
     finally:
         if pool is not None:
             pool.close()
+        os.environ.pop(HOLDS_ENV, None)
+        state.timing_lock = lock_use(holds, began, time.time())
+        write_report(state, args.out)
+
+
+def lock_use(holds: Path, began: float, ended: float) -> dict[str, float]:
+    """How the timed steps between `began` and `ended` (wall clock) used the card's timing
+    lock: seconds held, in how many stretches, seconds waited for, out of `span_s`."""
+    from tutor.bench.gpu_lock import read_holds
+
+    mine = [hold for hold in read_holds(holds) if began <= hold.taken <= ended]
+    return {
+        "span_s": round(ended - began, 1),
+        "held_s": round(sum(hold.released - hold.taken for hold in mine), 1),
+        "waited_s": round(sum(hold.waited for hold in mine), 1),
+        "stretches": len(mine),
+    }
 
 
 def coach_step(drill_id: str) -> str:
@@ -914,6 +941,7 @@ def report_json(state: State) -> dict[str, Any]:
         "liger": state.liger,
         "notes": state.notes,
         "steps": {name: list(span) for name, span in state.steps.items()},
+        "timing_lock": state.timing_lock,
     }
 
 
@@ -1075,7 +1103,7 @@ def render_markdown(state: State, data: dict[str, Any]) -> str:
     lines += _bench_section(state)
     lines += liger_section(state.liger)
     lines += _target_section(data["targets"])
-    lines += _time_section(data["steps"])
+    lines += _time_section(data["steps"], data.get("timing_lock") or {})
     if state.notes:
         lines += ["## Notes", ""]
         for note in state.notes:
@@ -1087,13 +1115,24 @@ def render_markdown(state: State, data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _time_section(steps: dict[str, list[float]]) -> list[str]:
-    """Each step's start and length (seconds into the run), the earliest first."""
+def _time_section(steps: dict[str, list[float]], timing_lock: dict[str, float]) -> list[str]:
+    """Each step's start and length (seconds into the run), the earliest first, and how much
+    of the timed steps' time the card's timing lock was held."""
     if not steps:
         return []
     lines = ["## Time", "", "| step | from s | to s | took s |", "|---|---|---|---|"]
     for name, (start, end) in sorted(steps.items(), key=lambda item: item[1]):
         lines.append(f"| {name} | {start:.0f} | {end:.0f} | {end - start:.0f} |")
+    if timing_lock.get("span_s"):
+        share = 100 * timing_lock["held_s"] / timing_lock["span_s"]
+        lines += [
+            "",
+            f"The card's timing lock was held {timing_lock['held_s']:.0f} s of the "
+            f"{timing_lock['span_s']:.0f} s of benches and coach ({share:.0f}%), in "
+            f"{timing_lock['stretches']:.0f} timed stretches; processes waited "
+            f"{timing_lock['waited_s']:.0f} s for it in all. Held most of the time, the card "
+            "is what the benches queue for; held little, their compiles and set-up are.",
+        ]
     return lines + [""]
 
 

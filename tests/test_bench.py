@@ -836,6 +836,18 @@ def test_the_report_starts_liger_once_the_first_bench_ends_and_the_coach_last(gp
     assert "liger" not in gpu_report.timed_order(benches, False, {}, workers=4)
 
 
+def test_the_report_says_how_much_of_the_timed_steps_held_the_card(gpu_report, tmp_path):
+    """Whether the benches queue for the card or for their own compiles: the holds that began
+    within the timed steps, summed (tutor.bench.gpu_lock notes them)."""
+    holds = tmp_path / "holds"
+    holds.write_text("100.0 130.0 5.0\n140.0 150.0 0.0\n90.0 95.0 1.0\n")  # the last: before
+    use = gpu_report.lock_use(holds, began=100.0, ended=200.0)
+    assert use == {"span_s": 100.0, "held_s": 40.0, "waited_s": 5.0, "stretches": 2}
+    text = "\n".join(gpu_report._time_section({"bench t0": [0.0, 100.0]}, use))
+    assert "held 40 s of the 100 s of benches and coach (40%), in 2 timed stretches" in text
+    assert "timing lock" not in "\n".join(gpu_report._time_section({"x": [0.0, 1.0]}, {}))
+
+
 def test_the_reports_coach_judges_the_solution_on_the_bench_it_already_ran(
     gpu_report, catalogue, monkeypatch
 ):
