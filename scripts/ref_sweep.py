@@ -550,7 +550,7 @@ def decode_section(table: Table, device: str, t: int) -> None:
         for warps in (1, 2, 4, 8):
             if block < 32 * warps * 2:
                 continue
-            grid = (t, triton.cdiv(inter, block))
+            grid = (triton.cdiv(inter, block), t)  # the kernel's rows are on axis 1
             measure(
                 table,
                 f"silu_and_mul t={t}",
@@ -703,7 +703,7 @@ def attention_section(table: Table, device: str, shapes) -> None:
             (128, 32, 4, 3),
         ]
         for cfg in configs:
-            m3._config = original if cfg is None else (lambda d, i, cfg=cfg: cfg)
+            m3._config = original if cfg is None else (lambda *_, cfg=cfg: m3.Config(*cfg))
             name = "solution" if cfg is None else "BM={} BN={} w{} s{}".format(*cfg)
             measure(
                 table,
