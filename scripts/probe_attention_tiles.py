@@ -26,7 +26,10 @@ ahead of the solution at S = 4096 and level at S = 1024.
 Two things failed on Triton 3.6: storing the output through a descriptor (32 KiB more shared
 memory than 128 x 128 tiles on 3 stages leave: 262,200 bytes of 232,448), and
 `tl.range(..., flatten=True)`, which asks Triton to pipeline the tile loop and the key loop as
-one (Triton's TMA lowering failed on it).
+one (Triton's TMA lowering failed on it). The lowering fails on the Q descriptor load outside
+the key loop (Triton 3.9 compiling for sm_90 fails the same way), so the flattened variants
+("flat") load Q by pointers; flattening is what took m1's descriptor kernel to cuBLAS
+(docs/reports/2026-12-06/probes-matmul-layernorm.md).
 """
 
 from __future__ import annotations
@@ -62,12 +65,15 @@ TILES = (
     (128, 64, 8, 3),
     (128, 128, 8, 3),
 )
-# non-causal only: (BLOCK_M, BLOCK_N, num_warps, num_stages, masked tail loop, programs an SM)
+# non-causal only: (BLOCK_M, BLOCK_N, num_warps, num_stages, masked tail loop, programs an SM,
+# flattened). Flattened, 128 x 128 on 3 stages asks 327,736 bytes of shared memory (Triton 3.9's
+# compile for sm_90 here; 232,448 on an H100), so it runs on 2; the others fit as they are.
 PERSISTENT = (
-    (128, 128, 8, 3, False, 1),
-    (128, 128, 8, 3, True, 1),
-    (64, 64, 4, 3, False, 2),
-    (64, 64, 4, 3, True, 2),
+    (128, 128, 8, 3, False, 1, False),
+    (128, 128, 8, 2, False, 1, True),
+    (128, 64, 8, 3, False, 1, True),
+    (128, 64, 8, 2, False, 1, True),
+    (64, 64, 4, 3, False, 1, True),
 )
 
 
@@ -97,6 +103,7 @@ def _fold_keys(acc, l_i, m_i, q, k_desc, v_desc, row0, lo, hi, seq_len, qk_scale
 @triton.jit
 def _attn_persistent(
     q_desc,
+    q_ptr,
     k_desc,
     v_desc,
     o_ptr,
@@ -107,18 +114,27 @@ def _attn_persistent(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     TAIL: tl.constexpr,
+    FLAT: tl.constexpr,
 ):
     """Non-causal attention, S a multiple of both blocks: a few programs an SM walk the (query
     block, head) tiles. TAIL adds the solution's second, masked key loop from the last whole
     block to S: empty at these shapes, but the compiler cannot know it, as in the solution
-    before it compiled that loop only when S leaves a partial block."""
+    before it compiled that loop only when S leaves a partial block. FLAT pipelines the tile
+    loop and the key loop as one, so a tile's first key blocks load while the last one's output
+    is stored (what took m1 to cuBLAS); Q is then loaded by pointers, since Triton's TMA
+    lowering fails on a descriptor load outside the inner loop of a flattened nest (3.6 and
+    3.9 alike)."""
     blocks_m = seq_len // BLOCK_M
     offs_m = tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
-    for tile in range(tl.program_id(0), n_tiles, tl.num_programs(0)):
+    for tile in tl.range(tl.program_id(0), n_tiles, tl.num_programs(0), flatten=FLAT):
         row0 = (tile // blocks_m) * seq_len  # this head's first row in [B * H * S, D]
         q_row = row0 + (tile % blocks_m) * BLOCK_M
-        q = q_desc.load([q_row, 0])
+        if FLAT:
+            q_rows = (q_row + offs_m).to(tl.int64)
+            q = tl.load(q_ptr + q_rows[:, None] * HEAD_DIM + offs_d[None, :])
+        else:
+            q = q_desc.load([q_row, 0])
         m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
         l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
         acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
@@ -133,7 +149,9 @@ def _attn_persistent(
         tl.store(o_ptr + o_rows[:, None] * HEAD_DIM + offs_d[None, :], out.to(q.dtype))
 
 
-def persistent(block_m: int, block_n: int, warps: int, stages: int, tail: bool, per_sm: int):
+def persistent(
+    block_m: int, block_n: int, warps: int, stages: int, tail: bool, per_sm: int, flat: bool
+):
     def call(q, k, v, causal):
         assert not causal
         batch, heads, seq_len, head_dim = q.shape
@@ -146,16 +164,17 @@ def persistent(block_m: int, block_n: int, warps: int, stages: int, tail: bool, 
         n_tiles = batch * heads * (seq_len // block_m)
         scale = head_dim**-0.5 * 1.4426950408889634
         _attn_persistent[(min(n_tiles, sm_count(q) * per_sm),)](
-            *descs, out, n_tiles, seq_len, scale, HEAD_DIM=head_dim, BLOCK_M=block_m,
-            BLOCK_N=block_n, TAIL=tail, num_warps=warps, num_stages=stages,
+            descs[0], rows[0], *descs[1:], out, n_tiles, seq_len, scale, HEAD_DIM=head_dim,
+            BLOCK_M=block_m, BLOCK_N=block_n, TAIL=tail, FLAT=flat, num_warps=warps,
+            num_stages=stages,
         )  # fmt: skip
         return out
 
     return call
 
 
-def _persistent_name(bm: int, bn: int, w: int, st: int, tail: bool, per_sm: int) -> str:
-    return f"{per_sm}/SM{' +tail' if tail else ''} {bm}x{bn} w{w} s{st}"
+def _persistent_name(bm: int, bn: int, w: int, st: int, tail: bool, per_sm: int, flat: bool) -> str:
+    return f"{per_sm}/SM{' flat' if flat else ''}{' +tail' if tail else ''} {bm}x{bn} w{w} s{st}"
 
 
 def with_tiles(module, tiles):
@@ -208,8 +227,15 @@ def check() -> int:
     # S = 96: with 32 x 16 tiles the masked tail is empty; with 32 x 64 it holds keys 64-95
     q, k, v = (torch.randn(1, 2, 96, 16, dtype=torch.bfloat16) for _ in range(3))
     want = torch.nn.functional.scaled_dot_product_attention(q, k, v).float()
-    for block_n, tail, per_sm in ((16, False, 1), (16, True, 1), (16, True, 2), (64, True, 1)):
-        got = persistent(32, block_n, 1, 1, tail, per_sm)(q, k, v, False).float()
+    for block_n, tail, per_sm, flat in (
+        (16, False, 1, False),
+        (16, True, 1, False),
+        (16, True, 2, False),
+        (64, True, 1, False),
+        (16, False, 1, True),
+        (32, False, 2, True),
+    ):
+        got = persistent(32, block_n, 1, 1, tail, per_sm, flat)(q, k, v, False).float()
         ok = ok and torch.allclose(got, want, atol=2e-2)
     print("every tile config computes attention" if ok else "a tile config is wrong")
     return 0 if ok else 1
