@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -65,15 +66,40 @@ TILES = (
     (128, 64, 8, 3),
     (128, 128, 8, 3),
 )
-# non-causal only: (BLOCK_M, BLOCK_N, num_warps, num_stages, masked tail loop, programs an SM,
-# flattened). Flattened, 128 x 128 on 3 stages asks 327,736 bytes of shared memory (Triton 3.9's
-# compile for sm_90 here; 232,448 on an H100), so it runs on 2; the others fit as they are.
+
+
+class Lean(NamedTuple):
+    """A lean persistent kernel's launch (non-causal only): see _attn_persistent."""
+
+    block_m: int
+    block_n: int
+    warps: int
+    stages: int
+    tail: bool = False  # the masked key loop compiled in, empty at these shapes
+    per_sm: int = 1  # programs an SM
+    flat: bool = False  # the tile and key loops flattened into one pipeline
+    ahead: bool = False  # the next block's scores issued before this block's softmax
+
+    @property
+    def name(self) -> str:
+        extras = [("flat", self.flat), ("ahead", self.ahead), ("+tail", self.tail)]
+        words = "".join(f" {word}" for word, on in extras if on)
+        return f"{self.per_sm}/SM{words} {self.block_m}x{self.block_n} w{self.warps} s{self.stages}"
+
+
+# What Triton 3.9 compiles for sm_90 here (the device's 3.6 may differ): flattened, 128 x 128 on 3
+# stages asks 327,736 bytes of shared memory (232,448 on an H100), so it runs on 2, and every
+# flattened form spills (1.1-1.7 KB of stack at 255 registers); `ahead` 128 x 64 takes 208
+# registers and no stack, 128 x 128 needs 2 stages to fit (196,624 bytes) and spills 64 bytes.
+# The lean kernel itself: 197 registers, 229,432 bytes.
 PERSISTENT = (
-    (128, 128, 8, 3, False, 1, False),
-    (128, 128, 8, 2, False, 1, True),
-    (128, 64, 8, 3, False, 1, True),
-    (128, 64, 8, 2, False, 1, True),
-    (64, 64, 4, 3, False, 1, True),
+    Lean(128, 128, 8, 3),
+    Lean(128, 128, 8, 2, flat=True),
+    Lean(128, 64, 8, 3, flat=True),
+    Lean(128, 64, 8, 2, flat=True),
+    Lean(64, 64, 4, 3, flat=True),
+    Lean(128, 128, 8, 2, ahead=True),
+    Lean(128, 64, 8, 3, ahead=True),
 )
 
 
@@ -90,14 +116,40 @@ def _fold_keys(acc, l_i, m_i, q, k_desc, v_desc, row0, lo, hi, seq_len, qk_scale
             qk = tl.where(inside[None, :], qk * qk_scale, float("-inf"))
             m_new = tl.maximum(m_i, tl.max(qk, axis=1))
             p = tl.exp2(qk - m_new[:, None])
+            alpha = tl.exp2(m_i - m_new)
+            l_i = l_i * alpha + tl.sum(p, axis=1)
+            acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+            m_i = m_new
         else:
-            m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
-            p = tl.exp2(qk * qk_scale - m_new[:, None])
-        alpha = tl.exp2(m_i - m_new)
-        l_i = l_i * alpha + tl.sum(p, axis=1)
-        acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
-        m_i = m_new
+            acc, l_i, m_i = _fold_block(acc, l_i, m_i, qk, v, qk_scale)
     return acc, l_i, m_i
+
+
+@triton.jit
+def _fold_block(acc, l_i, m_i, qk, v, qk_scale):
+    """One whole key block's scores `qk` (unscaled) and values `v` folded into the softmax."""
+    m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
+    p = tl.exp2(qk * qk_scale - m_new[:, None])
+    alpha = tl.exp2(m_i - m_new)
+    l_i = l_i * alpha + tl.sum(p, axis=1)
+    acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
+    return acc, l_i, m_new
+
+
+@triton.jit
+def _fold_keys_ahead(acc, l_i, m_i, q, k_desc, v_desc, row0, lo, hi, qk_scale,
+                     BLOCK_N: tl.constexpr):  # fmt: skip
+    """Whole key blocks [lo, hi), at least one, as _fold_keys folds them, with the next block's
+    q @ k^T issued before this block's softmax: nothing ties the two, so the tensor cores can
+    multiply while the exponentials are taken (FlashAttention-3's overlap within a warpgroup,
+    by hand), at the price of a second block of scores in registers."""
+    qk = tl.dot(q, tl.trans(k_desc.load([row0 + lo, 0])))
+    for start_n in range(lo, hi - BLOCK_N, BLOCK_N):
+        v = v_desc.load([row0 + start_n, 0])
+        qk_next = tl.dot(q, tl.trans(k_desc.load([row0 + start_n + BLOCK_N, 0])))
+        acc, l_i, m_i = _fold_block(acc, l_i, m_i, qk, v, qk_scale)
+        qk = qk_next
+    return _fold_block(acc, l_i, m_i, qk, v_desc.load([row0 + hi - BLOCK_N, 0]), qk_scale)
 
 
 @triton.jit
@@ -115,6 +167,7 @@ def _attn_persistent(
     BLOCK_N: tl.constexpr,
     TAIL: tl.constexpr,
     FLAT: tl.constexpr,
+    AHEAD: tl.constexpr,
 ):
     """Non-causal attention, S a multiple of both blocks: a few programs an SM walk the (query
     block, head) tiles. TAIL adds the solution's second, masked key loop from the last whole
@@ -123,7 +176,7 @@ def _attn_persistent(
     loop and the key loop as one, so a tile's first key blocks load while the last one's output
     is stored (what took m1 to cuBLAS); Q is then loaded by pointers, since Triton's TMA
     lowering fails on a descriptor load outside the inner loop of a flattened nest (3.6 and
-    3.9 alike)."""
+    3.9 alike). AHEAD folds the whole blocks with _fold_keys_ahead."""
     blocks_m = seq_len // BLOCK_M
     offs_m = tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
@@ -139,8 +192,12 @@ def _attn_persistent(
         l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
         acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
         whole = (seq_len // BLOCK_N) * BLOCK_N
-        acc, l_i, m_i = _fold_keys(acc, l_i, m_i, q, k_desc, v_desc, row0, 0, whole, seq_len,
-                                   qk_scale, MASKED=False, BLOCK_N=BLOCK_N)  # fmt: skip
+        if AHEAD:
+            acc, l_i, m_i = _fold_keys_ahead(acc, l_i, m_i, q, k_desc, v_desc, row0, 0, whole,
+                                             qk_scale, BLOCK_N=BLOCK_N)  # fmt: skip
+        else:
+            acc, l_i, m_i = _fold_keys(acc, l_i, m_i, q, k_desc, v_desc, row0, 0, whole, seq_len,
+                                       qk_scale, MASKED=False, BLOCK_N=BLOCK_N)  # fmt: skip
         if TAIL:
             acc, l_i, m_i = _fold_keys(acc, l_i, m_i, q, k_desc, v_desc, row0, whole, seq_len,
                                        seq_len, qk_scale, MASKED=True, BLOCK_N=BLOCK_N)  # fmt: skip
@@ -149,9 +206,7 @@ def _attn_persistent(
         tl.store(o_ptr + o_rows[:, None] * HEAD_DIM + offs_d[None, :], out.to(q.dtype))
 
 
-def persistent(
-    block_m: int, block_n: int, warps: int, stages: int, tail: bool, per_sm: int, flat: bool
-):
+def persistent(lean: Lean):
     def call(q, k, v, causal):
         assert not causal
         batch, heads, seq_len, head_dim = q.shape
@@ -159,22 +214,18 @@ def persistent(
         rows = [t.view(-1, head_dim) for t in (q, k, v)]
         descs = [
             TensorDescriptor.from_tensor(t, [b, head_dim])
-            for t, b in zip(rows, (block_m, block_n, block_n), strict=True)
+            for t, b in zip(rows, (lean.block_m, lean.block_n, lean.block_n), strict=True)
         ]
-        n_tiles = batch * heads * (seq_len // block_m)
+        n_tiles = batch * heads * (seq_len // lean.block_m)
         scale = head_dim**-0.5 * 1.4426950408889634
-        _attn_persistent[(min(n_tiles, sm_count(q) * per_sm),)](
+        _attn_persistent[(min(n_tiles, sm_count(q) * lean.per_sm),)](
             descs[0], rows[0], *descs[1:], out, n_tiles, seq_len, scale, HEAD_DIM=head_dim,
-            BLOCK_M=block_m, BLOCK_N=block_n, TAIL=tail, FLAT=flat, num_warps=warps,
-            num_stages=stages,
+            BLOCK_M=lean.block_m, BLOCK_N=lean.block_n, TAIL=lean.tail, FLAT=lean.flat,
+            AHEAD=lean.ahead, num_warps=lean.warps, num_stages=lean.stages,
         )  # fmt: skip
         return out
 
     return call
-
-
-def _persistent_name(bm: int, bn: int, w: int, st: int, tail: bool, per_sm: int, flat: bool) -> str:
-    return f"{per_sm}/SM{' flat' if flat else ''}{' +tail' if tail else ''} {bm}x{bn} w{w} s{st}"
 
 
 def with_tiles(module, tiles):
@@ -195,7 +246,7 @@ def timed(shape: dict, op, module) -> list[dict]:
     found = {"SDPA": op.eager, "solution": module.attention}
     found |= {"{}x{} w{} s{}".format(*tiles): with_tiles(module, tiles) for tiles in TILES}
     if not shape["causal"]:
-        found |= {_persistent_name(*config): persistent(*config) for config in PERSISTENT}
+        found |= {lean.name: persistent(lean) for lean in PERSISTENT}
     found["solution again"] = module.attention  # last in the rotation: does the place matter?
     rows = in_turn(op, shape, DTYPE, found)
     flops = op.flop_count(shape)
@@ -224,18 +275,22 @@ def check() -> int:
         for tiles in ((32, 16, 1, 1), (16, 16, 1, 1)):
             got = with_tiles(module, tiles)(q, k, v, causal)
             ok = ok and torch.allclose(got, want, atol=1e-4)
-    # S = 96: with 32 x 16 tiles the masked tail is empty; with 32 x 64 it holds keys 64-95
-    q, k, v = (torch.randn(1, 2, 96, 16, dtype=torch.bfloat16) for _ in range(3))
-    want = torch.nn.functional.scaled_dot_product_attention(q, k, v).float()
-    for block_n, tail, per_sm, flat in (
-        (16, False, 1, False),
-        (16, True, 1, False),
-        (16, True, 2, False),
-        (64, True, 1, False),
-        (16, False, 1, True),
-        (32, False, 2, True),
+    # S = 96: with 32 x 16 tiles the masked tail is empty; with 32 x 64 it holds keys 64-95.
+    # S = 64 on 32 x 64 tiles: one whole key block, so `ahead`'s loop runs no time.
+    for seq_len, lean in (
+        (96, Lean(32, 16, 1, 1)),
+        (96, Lean(32, 16, 1, 1, tail=True)),
+        (96, Lean(32, 16, 1, 1, tail=True, per_sm=2)),
+        (96, Lean(32, 64, 1, 1, tail=True)),
+        (96, Lean(32, 16, 1, 1, flat=True)),
+        (96, Lean(32, 32, 1, 1, per_sm=2, flat=True)),
+        (96, Lean(32, 16, 1, 1, ahead=True)),
+        (96, Lean(32, 64, 1, 1, per_sm=2, ahead=True, tail=True)),
+        (64, Lean(32, 64, 1, 1, ahead=True)),
     ):
-        got = persistent(32, block_n, 1, 1, tail, per_sm, flat)(q, k, v, False).float()
+        q, k, v = (torch.randn(1, 2, seq_len, 16, dtype=torch.bfloat16) for _ in range(3))
+        want = torch.nn.functional.scaled_dot_product_attention(q, k, v).float()
+        got = persistent(lean)(q, k, v, False).float()
         ok = ok and torch.allclose(got, want, atol=2e-2)
     print("every tile config computes attention" if ok else "a tile config is wrong")
     return 0 if ok else 1
