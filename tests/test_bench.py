@@ -1045,6 +1045,10 @@ def test_rows_read_twice_are_judged_against_eager_compile_and_liger_not_copy_ban
     assert per_call["measured"] == "111.20 µs vs 143.60 µs (0.77×)"
     text = "\n".join(gpu_report.liger_section(state.liger))
     assert "## Liger-Kernel 0.8.5" in text
+    # without the Liger step's rows the target is still shown, and not counted
+    state.liger = {}
+    (missing,) = [t for t in gpu_report.targets(state) if "Liger" in t["target"]]
+    assert missing["case"] == long_case and missing["met"] is None
     assert "| t4 softmax_online m=4096 n=8192 | Liger-Kernel | 49.70 | — | 46.70 | — | 0 |" in text
 
 
