@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""What closes m1's last few percent to cuBLAS at 4096^3 bf16 (issue 27)?
+"""What closes m1's last few percent to cuBLAS at 4096^3 bf16 (issue 27), and does the same
+take m2 (linear + bias + GELU) past cuBLAS followed by torch.compile's GELU?
 
     python scripts/probe_matmul_persistent.py [--out DIR]    # GPU: a table, and JSON in DIR
     TRITON_INTERPRET=1 python scripts/probe_matmul_persistent.py --check   # CPU: the outputs
@@ -21,7 +22,12 @@ apart, not in turn). The variants are the solution's descriptor kernel, 128 x 25
 - `a tile each`: no loop at all, the solution's kernel with the split store and 4 stages.
 
 All in CUDA graphs in turn with the solution and cuBLAS (tutor.bench.timing.graphs_us, each
-round in a fresh shuffled order), inputs rotated past the L2.
+round in a fresh shuffled order), inputs rotated past the L2. m1's solution took the persistent,
+flattened, split-store kernel on 4 stages after the first runs (2026-12-06,
+docs/reports/2026-12-06/probes-matmul-layernorm.md). m2's variants put its descriptor kernel
+(one program a tile in a grid-stride loop, stored whole on 3 stages) through the same changes,
+beside torch eager (cuBLAS, then GELU) and torch.compile, its yardstick; on 4 stages m2's
+kernel asks 230,432 bytes of shared memory (Triton 3.9 for sm_90), just inside an H100's.
 """
 
 from __future__ import annotations
@@ -60,12 +66,20 @@ def _one_tile(
         a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
         b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
         acc = tl.dot(a, b, acc)
+    _store_tile(c_desc, acc.to(c_desc.dtype), pid_m * BLOCK_M, pid_n * BLOCK_N, SPLIT_STORE)
+
+
+@triton.jit
+def _store_tile(c_desc, values, row, col, SPLIT_STORE: tl.constexpr):
+    """A [BLOCK_M, BLOCK_N] tile stored at (row, col): whole, or in two column halves."""
     if SPLIT_STORE:
-        halves = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1)))
-        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], halves[0].to(c_desc.dtype))
-        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N + BLOCK_N // 2], halves[1].to(c_desc.dtype))
+        BLOCK_M: tl.constexpr = values.shape[0]
+        HALF: tl.constexpr = values.shape[1] // 2
+        left, right = tl.split(tl.permute(tl.reshape(values, (BLOCK_M, 2, HALF)), (0, 2, 1)))
+        c_desc.store([row, col], left)
+        c_desc.store([row, col + HALF], right)
     else:
-        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
+        c_desc.store([row, col], values)
 
 
 @triton.jit
@@ -115,6 +129,61 @@ def walk(per_sm: int | None, flatten=False, split=False, ws=False, stages=3, loo
     return call
 
 
+# m2 (linear + bias + GELU) on the same tiles: its solution is one program a tile in a
+# grid-stride loop, stored whole on 3 stages, as m1's was before this probe.
+_bias_gelu = load_solution("m2_linear_act")._bias_gelu  # the solution's epilogue, as it is
+
+
+@triton.jit
+def _linear_gelu_walk(
+    x_desc, w_desc, b_ptr, y_desc, M, N, K,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    FLATTEN: tl.constexpr, SPLIT_STORE: tl.constexpr,
+):  # fmt: skip
+    """m2's descriptor kernel: tiles pid, pid + programs, ..., y = gelu(x @ w.T + b) each."""
+    tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+    for tile in tl.range(tl.program_id(0), tiles, tl.num_programs(0), flatten=FLATTEN):
+        pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k in range(0, tl.cdiv(K, BLOCK_K)):
+            x = x_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+            w = w_desc.load([pid_n * BLOCK_N, k * BLOCK_K])
+            acc = tl.dot(x, tl.trans(w), acc)
+        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        y = _bias_gelu(acc, b_ptr, offs_n, offs_n < N).to(y_desc.dtype)
+        _store_tile(y_desc, y, pid_m * BLOCK_M, pid_n * BLOCK_N, SPLIT_STORE)
+
+
+def walk_linear_gelu(per_sm: int | None, flatten=False, split=False, stages=3):
+    """m2 by _linear_gelu_walk: `per_sm` programs an SM, or None for one program a tile."""
+    bm, bn, bk = TILE
+
+    def call(x, w, b):
+        (m, k), n = x.shape, w.shape[0]
+        y = torch.empty((m, n), dtype=x.dtype, device=x.device)
+        tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+        programs = tiles if per_sm is None else min(tiles, per_sm * sm_count(x))
+        _linear_gelu_walk[(programs,)](
+            TensorDescriptor.from_tensor(x, [bm, bk]),
+            TensorDescriptor.from_tensor(w, [bn, bk]),
+            b,
+            TensorDescriptor.from_tensor(y, [bm, bn // 2 if split else bn]),
+            m, n, k,
+            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
+            FLATTEN=flatten, SPLIT_STORE=split, num_warps=8, num_stages=stages,
+        )  # fmt: skip
+        return y
+
+    return call
+
+
+LINEAR_GELU_VARIANTS = {
+    "loop, a tile each, split store s4": walk_linear_gelu(None, split=True, stages=4),
+    "persistent flat s3": walk_linear_gelu(1, flatten=True),
+    "persistent flat split store s3": walk_linear_gelu(1, flatten=True, split=True),
+    "persistent flat split store s4": walk_linear_gelu(1, flatten=True, split=True, stages=4),
+}
+
 VARIANTS = {
     "a tile each, split store s4": walk(None, split=True, stages=4, loop=False),
     "loop, a tile each s3": walk(None),
@@ -129,17 +198,26 @@ VARIANTS = {
 
 
 def measure() -> list[dict]:
-    op = load_recipes(ROOT / "drills" / "bench" / "m1.py")["matmul"]
-    sides = {"solution": load_solution("m1_matmul").matmul, "cuBLAS": torch.matmul}
-    rows = in_turn(op, SHAPE, DTYPE, sides | VARIANTS)
-    flops = op.flops(SHAPE)
-    for row in rows:
-        row["tflops"] = flops / row["graph_us"] / 1e6 if row["graph_us"] else None
-    print_rows(
-        "matmul 4096^3",
-        rows,
-        lambda row: f"{row['graph_us']:7.2f} µs {row['tflops']:5.0f} TFLOP/s",
-    )
+    rows = []
+    for drill, function, sides in (
+        ("m1", "matmul", {"solution": load_solution("m1_matmul").matmul, "cuBLAS": torch.matmul}),
+        ("m2", "linear_gelu", {"solution": load_solution("m2_linear_act").linear_gelu}),
+    ):
+        op = load_recipes(ROOT / "drills" / "bench" / f"{drill}.py")[function]
+        if drill == "m2":
+            sides |= {"cuBLAS + GELU": op.eager, "torch.compile": torch.compile(op.eager)}
+        variants = VARIANTS if drill == "m1" else LINEAR_GELU_VARIANTS
+        found = in_turn(op, SHAPE, DTYPE, sides | variants)
+        flops = op.flops(SHAPE)
+        for row in found:
+            row["function"] = function
+            row["tflops"] = flops / row["graph_us"] / 1e6 if row["graph_us"] else None
+        print_rows(
+            f"{function} 4096^3",
+            found,
+            lambda row: f"{row['graph_us']:7.2f} µs {row['tflops']:5.0f} TFLOP/s",
+        )
+        rows += found
     return rows
 
 
@@ -157,7 +235,14 @@ def check() -> int:
         diff = float((call(a, b).float() - want).abs().max())
         print(f"{name:<34} max diff {diff:.2e}")
         ok &= diff < 0.1
-    print("the variants compute a @ b" if ok else "a variant is wrong")
+    w, bias = torch.randn(264, 72, generator=gen).half(), torch.randn(264, generator=gen).half()
+    v = a.float() @ w.float().T + bias.float()
+    want = torch.nn.functional.gelu(v, approximate="tanh").half().float()
+    for name, call in LINEAR_GELU_VARIANTS.items():
+        diff = float((call(a, w, bias).float() - want).abs().max())
+        print(f"linear_gelu {name:<34} max diff {diff:.2e}")
+        ok &= diff < 0.1
+    print("the variants compute a @ b and linear_gelu" if ok else "a variant is wrong")
     return 0 if ok else 1
 
 
