@@ -113,21 +113,15 @@ def _fold_keys(acc, l_i, m_i, q, k_desc, v_desc, row0, lo, hi, seq_len, qk_scale
         qk = tl.dot(q, k)
         if MASKED:
             inside = (start_n + tl.arange(0, BLOCK_N)) < seq_len
-            qk = tl.where(inside[None, :], qk * qk_scale, float("-inf"))
-            m_new = tl.maximum(m_i, tl.max(qk, axis=1))
-            p = tl.exp2(qk - m_new[:, None])
-            alpha = tl.exp2(m_i - m_new)
-            l_i = l_i * alpha + tl.sum(p, axis=1)
-            acc = tl.dot(p.to(v.dtype), v, acc * alpha[:, None])
-            m_i = m_new
-        else:
-            acc, l_i, m_i = _fold_block(acc, l_i, m_i, qk, v, qk_scale)
+            qk = tl.where(inside[None, :], qk, float("-inf"))  # -inf stays -inf once scaled
+        acc, l_i, m_i = _fold_block(acc, l_i, m_i, qk, v, qk_scale)
     return acc, l_i, m_i
 
 
 @triton.jit
 def _fold_block(acc, l_i, m_i, qk, v, qk_scale):
-    """One whole key block's scores `qk` (unscaled) and values `v` folded into the softmax."""
+    """One key block's scores `qk` (unscaled; -inf where masked) and values `v` folded into the
+    online softmax."""
     m_new = tl.maximum(m_i, tl.max(qk, axis=1) * qk_scale)
     p = tl.exp2(qk * qk_scale - m_new[:, None])
     alpha = tl.exp2(m_i - m_new)

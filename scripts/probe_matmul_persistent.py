@@ -26,8 +26,8 @@ round in a fresh shuffled order), inputs rotated past the L2. m1's solution took
 flattened, split-store kernel on 4 stages after the first runs (2026-12-06,
 docs/reports/2026-12-06/probes-matmul-layernorm.md). m2's variants put its descriptor kernel
 (one program a tile in a grid-stride loop, stored whole on 3 stages) through the same changes,
-beside torch eager (cuBLAS, then GELU) and torch.compile, its yardstick; on 4 stages m2's
-kernel asks 230,432 bytes of shared memory (Triton 3.9 for sm_90), just inside an H100's.
+beside torch eager (cuBLAS, then GELU) and torch.compile, its yardstick; on 4 stages the
+kernel asks 229,408 bytes of shared memory (Triton 3.9 for sm_90), just inside an H100's.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-from probe_tma import _tile_of  # noqa: E402 - grouped tile order, as the solution's
+from probe_tma import _tile_of, linear_gelu_probe  # noqa: E402 - scripts is on the path
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 from tune_sweep import in_turn, load_solution, print_rows, probe_main, sm_count  # noqa: E402
 
@@ -66,20 +66,12 @@ def _one_tile(
         a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
         b = b_desc.load([k * BLOCK_K, pid_n * BLOCK_N])
         acc = tl.dot(a, b, acc)
-    _store_tile(c_desc, acc.to(c_desc.dtype), pid_m * BLOCK_M, pid_n * BLOCK_N, SPLIT_STORE)
-
-
-@triton.jit
-def _store_tile(c_desc, values, row, col, SPLIT_STORE: tl.constexpr):
-    """A [BLOCK_M, BLOCK_N] tile stored at (row, col): whole, or in two column halves."""
     if SPLIT_STORE:
-        BLOCK_M: tl.constexpr = values.shape[0]
-        HALF: tl.constexpr = values.shape[1] // 2
-        left, right = tl.split(tl.permute(tl.reshape(values, (BLOCK_M, 2, HALF)), (0, 2, 1)))
-        c_desc.store([row, col], left)
-        c_desc.store([row, col + HALF], right)
+        halves = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1)))
+        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], halves[0].to(c_desc.dtype))
+        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N + BLOCK_N // 2], halves[1].to(c_desc.dtype))
     else:
-        c_desc.store([row, col], values)
+        c_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(c_desc.dtype))
 
 
 @triton.jit
@@ -129,33 +121,11 @@ def walk(per_sm: int | None, flatten=False, split=False, ws=False, stages=3, loo
     return call
 
 
-# m2 (linear + bias + GELU) on the same tiles: its solution is one program a tile in a
-# grid-stride loop, stored whole on 3 stages, as m1's was before this probe.
-_bias_gelu = load_solution("m2_linear_act")._bias_gelu  # the solution's epilogue, as it is
-
-
-@triton.jit
-def _linear_gelu_walk(
-    x_desc, w_desc, b_ptr, y_desc, M, N, K,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    FLATTEN: tl.constexpr, SPLIT_STORE: tl.constexpr,
-):  # fmt: skip
-    """m2's descriptor kernel: tiles pid, pid + programs, ..., y = gelu(x @ w.T + b) each."""
-    tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
-    for tile in tl.range(tl.program_id(0), tiles, tl.num_programs(0), flatten=FLATTEN):
-        pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
-        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for k in range(0, tl.cdiv(K, BLOCK_K)):
-            x = x_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
-            w = w_desc.load([pid_n * BLOCK_N, k * BLOCK_K])
-            acc = tl.dot(x, tl.trans(w), acc)
-        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        y = _bias_gelu(acc, b_ptr, offs_n, offs_n < N).to(y_desc.dtype)
-        _store_tile(y_desc, y, pid_m * BLOCK_M, pid_n * BLOCK_N, SPLIT_STORE)
-
-
+# m2 (linear + bias + GELU) on the same tiles, by probe_tma.py's linear_gelu_probe (its
+# epilogue in the solution's form): the solution is one program a tile in a grid-stride loop,
+# stored whole on 3 stages, as m1's was before this probe.
 def walk_linear_gelu(per_sm: int | None, flatten=False, split=False, stages=3):
-    """m2 by _linear_gelu_walk: `per_sm` programs an SM, or None for one program a tile."""
+    """m2 by linear_gelu_probe: `per_sm` programs an SM, or None for one program a tile."""
     bm, bn, bk = TILE
 
     def call(x, w, b):
@@ -163,14 +133,15 @@ def walk_linear_gelu(per_sm: int | None, flatten=False, split=False, stages=3):
         y = torch.empty((m, n), dtype=x.dtype, device=x.device)
         tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
         programs = tiles if per_sm is None else min(tiles, per_sm * sm_count(x))
-        _linear_gelu_walk[(programs,)](
+        linear_gelu_probe[(programs,)](
             TensorDescriptor.from_tensor(x, [bm, bk]),
             TensorDescriptor.from_tensor(w, [bn, bk]),
             b,
             TensorDescriptor.from_tensor(y, [bm, bn // 2 if split else bn]),
             m, n, k,
-            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8,
-            FLATTEN=flatten, SPLIT_STORE=split, num_warps=8, num_stages=stages,
+            BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, PROGRAMS=programs,
+            FLATTEN=flatten, TANH_APPROX=False, SUBTILE=split, GRID_STRIDE=True,
+            num_warps=8, num_stages=stages,
         )  # fmt: skip
         return y
 
