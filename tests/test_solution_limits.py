@@ -1,7 +1,7 @@
 """Reference solutions at the limits the drill tests do not reach: shapes past a grid axis's
 65535 programs, the block sizes chosen for rows longer than any test's, m3's 128 x 128
 tiles with and without a masked tail (the drill tests have no non-causal D = 128 input in
-contiguous 16-bit tensors), and m1's persistent descriptor path.
+contiguous 16-bit tensors), and the persistent descriptor paths of m1 and m2.
 
 A kernel runs in a child process with TRITON_INTERPRET=1 (Triton must be imported that way
 for its own jit functions to be interpreted; see tests/test_interpreter.py).
@@ -126,3 +126,27 @@ def test_matmul_descriptor_programs_each_walk_several_tiles():
     among them, and store each tile in two halves, all right; a single tile takes 1 program.
     The drill tests never reach this path (their bf16 rows are not 16-byte aligned)."""
     assert run_with_launches(WALKS, "m1_matmul.py", timeout=300) == "ok"
+
+
+LINEAR_WALKS = """
+import torch.nn.functional as F
+m2 = solution
+m2._linear_gelu_tma_kernel = Launches(m2._linear_gelu_tma_kernel)
+torch.manual_seed(0)
+wrong = []
+for m, k, n in ((300, 72, 520), (100, 64, 200)):  # 3 x 3 tiles of 128 x 256, and one tile
+    x, w = torch.randn(m, k, dtype=torch.float16), torch.randn(n, k, dtype=torch.float16)
+    b = torch.randn(n, dtype=torch.float16)  # a bias per column: each half must take its own
+    got = m2.linear_gelu(x, w, b).float()
+    want = F.gelu(F.linear(x.float(), w.float(), b.float()), approximate="tanh")
+    if not torch.allclose(got, want, atol=0.05, rtol=0.01):
+        wrong.append(((m, k, n), float((got - want).abs().max())))
+print("ok" if not wrong and grids == [(2,), (1,)] else f"wrong: {grids}, {wrong}")
+"""
+
+
+def test_linear_gelu_descriptor_programs_each_walk_several_tiles():
+    """m2: as m1's, with the epilogue: 2 programs walk 9 tiles of 128 x 256 at 300 x 520 (edge
+    tiles and a partial K block among them), each half of a tile adds its own columns' bias
+    before GELU and is stored at its own columns, all right; a single tile takes 1 program."""
+    assert run_with_launches(LINEAR_WALKS, "m2_linear_act.py", timeout=300) == "ok"

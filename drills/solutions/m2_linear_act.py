@@ -9,13 +9,12 @@ stored. The epilogue costs no extra pass over memory: that is the point of fusin
 16-bit inputs whose rows lie in memory order, 16-byte aligned (a model's activations and
 weights), take M1's fast path: `_linear_gelu_tma_kernel` loads the tiles of x and of w through
 tensor descriptors (Hopper's TMA), w's as [BLOCK_N, BLOCK_K] tiles of its own rows transposed
-on chip, with the same epilogue. That kernel is written as a grid-stride loop (program p takes
-tiles p, p + grid, p + 2 * grid, ...) and launched with one program per tile, so the loop runs
-once. It still pays: at 4096^3 bf16 on an H100 (scripts/probe_tma.py, CUDA graph, one run) the
-loop took 192 us against 234 for the same body without it, and cuBLAS followed by torch's GELU
-228 (cuBLAS alone 175); why the loop form compiles faster was not pinned down. The same kernel
-launched on one program per SM (persistent) took 186. Every other input takes the pointer
-kernel.
+on chip. Like M1's, it is persistent (one program an SM walking tiles pid, pid + programs, ...),
+its tile and K loops are flattened into one pipeline, and each tile takes its epilogue and is
+stored in two halves, so that 4 stages of inputs fit in shared memory. At 4096^3 bf16 on an H100
+(scripts/probe_matmul_persistent.py, CUDA graphs in turn): 210 us, where the same kernel one
+program a tile, stored whole on 3 stages, took 218, cuBLAS followed by torch's GELU 227 and
+torch.compile 236. Every other input takes the pointer kernel.
 
     gelu_tanh(v) = 0.5 * v * (1 + tanh(sqrt(2/pi) * (v + 0.044715 * v**3)))
 """
@@ -115,19 +114,35 @@ def _linear_gelu_tma_kernel(
     BLOCK_K: tl.constexpr,
     GROUP_M: tl.constexpr,
 ):
-    """The same tiles through tensor descriptors, in a grid-stride loop (see the module
-    docstring and M1's)."""
+    """The same tiles through tensor descriptors, by a few programs that each walk many tiles
+    (see the module docstring and M1's)."""
     tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
-    for tile in tl.range(tl.program_id(0), tiles, tl.num_programs(0)):
+    # flatten=True pipelines this loop and the K loop as one: the next tile's first loads are
+    # in flight while this tile's epilogue runs and its halves are stored.
+    for tile in tl.range(tl.program_id(0), tiles, tl.num_programs(0), flatten=True):
         pid_m, pid_n = _tile_of(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for k in range(0, tl.cdiv(K, BLOCK_K)):
             x = x_desc.load([pid_m * BLOCK_M, k * BLOCK_K])  # past the edges: 0
             w = w_desc.load([pid_n * BLOCK_N, k * BLOCK_K])  # BLOCK_N rows of w: w.T's columns
             acc = tl.dot(x, tl.trans(w), acc)
-        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        y = _bias_gelu(acc, b_ptr, offs_n, offs_n < N)
+        # Two halves of BLOCK_N / 2 columns, each with its own bias: a store stages its values
+        # in shared memory, and half a tile's buffer leaves room for a fourth stage of inputs.
+        left, right = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1)))
+        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N // 2)
+        y = _bias_gelu(left, b_ptr, offs_n, offs_n < N)
         y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], y.to(y_desc.dtype))  # inside y only
+        offs_n += BLOCK_N // 2
+        y = _bias_gelu(right, b_ptr, offs_n, offs_n < N)
+        y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N + BLOCK_N // 2], y.to(y_desc.dtype))
+
+
+def _sm_count(t: torch.Tensor) -> int:
+    """The SMs of t's GPU: the descriptor kernel's programs. On the CPU interpreter, 2, so the
+    loop over tiles still loops."""
+    if t.is_cuda:
+        return torch.cuda.get_device_properties(t.device).multi_processor_count
+    return 2
 
 
 def _rows_for_descriptors(*tensors: torch.Tensor) -> bool:
@@ -162,12 +177,12 @@ def linear_gelu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tens
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
     if x.dtype != torch.float32 and m > FEW_ROWS and _rows_for_descriptors(x, w, y):
         block_m, block_n, block_k = 128, 256, 64  # M1's descriptor config
-        grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n),)  # one program per tile
-        _linear_gelu_tma_kernel[grid](
+        tiles = triton.cdiv(m, block_m) * triton.cdiv(n, block_n)
+        _linear_gelu_tma_kernel[(min(tiles, _sm_count(x)),)](
             TensorDescriptor.from_tensor(x, [block_m, block_k]),
             TensorDescriptor.from_tensor(w, [block_n, block_k]),
             b.contiguous(),
-            TensorDescriptor.from_tensor(y, [block_m, block_n]),
+            TensorDescriptor.from_tensor(y, [block_m, block_n // 2]),  # stored by halves
             m,
             n,
             k,
@@ -176,7 +191,7 @@ def linear_gelu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tens
             BLOCK_K=block_k,
             GROUP_M=8,
             num_warps=8,
-            num_stages=3,
+            num_stages=4,  # 4 x 48 KiB of inputs and a 32 KiB half tile (module docstring)
         )
         return y
     if x.dtype == torch.float32:
