@@ -16,20 +16,22 @@ in the list: until the rotation was shuffled each round (2026-12-06, run 8 of
 docs/reports/2026-12-06/probes-attention-tail.md), those two places sat next to SDPA in every
 round, and read 5-9% slower than the same kernel in a tile row.
 
-Beside them, without the mask, a lean persistent kernel: one or two programs an SM walking the
-(query block, head) tiles with one unmasked key loop. "+tail" adds the second, masked key loop
-the solution then kept for a partial last block: empty at these shapes, it cost 6% (H100, four
-runs: 148.8-155.2 -> 157.3-164.5 us at S = 1024, 2001.7-2012.3 -> 2131.7-2156.1 at S = 4096),
-and the solution now compiles it only when it can have work. The lean kernel stays up to 3%
-ahead of the solution at S = 4096 and level at S = 1024.
+Beside them, a lean persistent kernel: one or two programs an SM walking the (query block,
+head) tiles, with one unmasked key loop and, when causal, the diagonal's masked blocks; nothing
+else. "+tail" adds the second, masked key loop the solution then kept for a partial last block:
+empty at these shapes, it cost 6% (H100, four runs: 148.8-155.2 -> 157.3-164.5 us at S = 1024,
+2001.7-2012.3 -> 2131.7-2156.1 at S = 4096), and the solution now compiles it only when it can
+have work. Non-causal, the lean kernel stays up to 3.5% ahead of the solution at S = 4096 and
+1-2% at S = 1024. Causal, it takes the tiles in one of two orders: each head's query blocks
+longest first (the solution's order: a head's keys stay in L2 while its blocks run), or every
+head's longest block before any shorter one (the longest work first across the whole grid).
 
-Two things failed on Triton 3.6: storing the output through a descriptor (32 KiB more shared
-memory than 128 x 128 tiles on 3 stages leave: 262,200 bytes of 232,448), and
-`tl.range(..., flatten=True)`, which asks Triton to pipeline the tile loop and the key loop as
-one (Triton's TMA lowering failed on it). The lowering fails on the Q descriptor load outside
-the key loop (Triton 3.9 compiling for sm_90 fails the same way), so the flattened variants
-("flat") load Q by pointers; flattening is what took m1's descriptor kernel to cuBLAS
-(docs/reports/2026-12-06/probes-matmul-layernorm.md).
+Measured and dropped (H100, 2026-12-06, docs/reports/2026-12-06/probes-flat-attention-m2.md;
+the code is at commit 8e5edfd): the tile and key loops flattened into one pipeline
+(`tl.range(..., flatten=True)`, what took m1 to cuBLAS): 30-90% slower, and wrong on the GPU;
+the next key block's q @ k^T issued before this block's softmax: 18-36% slower. Storing the
+output through a descriptor does not fit: 32 KiB more shared memory than 128 x 128 tiles on 3
+stages leave (262,200 bytes of 232,448).
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ TILES = (
 
 
 class Lean(NamedTuple):
-    """A lean persistent kernel's launch (non-causal only): see _attn_persistent."""
+    """A lean persistent kernel's launch: see _attn_persistent."""
 
     block_m: int
     block_n: int
@@ -77,29 +79,27 @@ class Lean(NamedTuple):
     stages: int
     tail: bool = False  # the masked key loop compiled in, empty at these shapes
     per_sm: int = 1  # programs an SM
-    flat: bool = False  # the tile and key loops flattened into one pipeline
-    ahead: bool = False  # the next block's scores issued before this block's softmax
+    order: str = ""  # causal: BY_HEAD or LONGEST_FIRST; "" is non-causal
 
     @property
     def name(self) -> str:
-        extras = [("flat", self.flat), ("ahead", self.ahead), ("+tail", self.tail)]
-        words = "".join(f" {word}" for word, on in extras if on)
+        words = " +tail" if self.tail else ""
+        words += f" causal {self.order}" if self.order else ""
         return f"{self.per_sm}/SM{words} {self.block_m}x{self.block_n} w{self.warps} s{self.stages}"
 
 
-# What Triton 3.9 compiles for sm_90 here (the device's 3.6 may differ): flattened, 128 x 128 on 3
-# stages asks 327,736 bytes of shared memory (232,448 on an H100), so it runs on 2, and every
-# flattened form spills (1.1-1.7 KB of stack at 255 registers); `ahead` 128 x 64 takes 208
-# registers and no stack, 128 x 128 needs 2 stages to fit (196,624 bytes) and spills 64 bytes.
-# The lean kernel itself: 197 registers, 229,432 bytes.
-PERSISTENT = (
-    Lean(128, 128, 8, 3),
-    Lean(128, 128, 8, 2, flat=True),
-    Lean(128, 64, 8, 3, flat=True),
-    Lean(128, 64, 8, 2, flat=True),
-    Lean(64, 64, 4, 3, flat=True),
-    Lean(128, 128, 8, 2, ahead=True),
-    Lean(128, 64, 8, 3, ahead=True),
+BY_HEAD = "by head"  # each head's query blocks longest first, heads one after another
+LONGEST_FIRST = "longest first"  # every head's last query block, then every head's one before
+
+# What Triton 3.9 compiles for sm_90 here: the lean kernel at 128 x 128 on 3 stages, 197
+# registers and no stack, 229,432 bytes of shared memory; the solution's 189 and the same bytes.
+PERSISTENT = (Lean(128, 128, 8, 3),)
+CAUSAL_PERSISTENT = (
+    Lean(128, 128, 8, 3, order=BY_HEAD),
+    Lean(128, 128, 8, 3, order=LONGEST_FIRST),
+    Lean(128, 64, 8, 3, order=LONGEST_FIRST),
+    Lean(64, 64, 4, 3, per_sm=2, order=BY_HEAD),
+    Lean(64, 64, 4, 3, per_sm=2, order=LONGEST_FIRST),
 )
 
 
@@ -131,25 +131,23 @@ def _fold_block(acc, l_i, m_i, qk, v, qk_scale):
 
 
 @triton.jit
-def _fold_keys_ahead(acc, l_i, m_i, q, k_desc, v_desc, row0, lo, hi, qk_scale,
-                     BLOCK_N: tl.constexpr):  # fmt: skip
-    """Whole key blocks [lo, hi), at least one, as _fold_keys folds them, with the next block's
-    q @ k^T issued before this block's softmax: nothing ties the two, so the tensor cores can
-    multiply while the exponentials are taken (FlashAttention-3's overlap within a warpgroup,
-    by hand), at the price of a second block of scores in registers."""
-    qk = tl.dot(q, tl.trans(k_desc.load([row0 + lo, 0])))
-    for start_n in range(lo, hi - BLOCK_N, BLOCK_N):
+def _fold_diagonal(acc, l_i, m_i, q, k_desc, v_desc, row0, start_m, qk_scale,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):  # fmt: skip
+    """The key blocks beside query block `start_m` on the diagonal, key j > query i hidden."""
+    rows = start_m + tl.arange(0, BLOCK_M)
+    for start_n in range(start_m, start_m + BLOCK_M, BLOCK_N):
+        k = tl.trans(k_desc.load([row0 + start_n, 0]))
         v = v_desc.load([row0 + start_n, 0])
-        qk_next = tl.dot(q, tl.trans(k_desc.load([row0 + start_n + BLOCK_N, 0])))
+        qk = tl.dot(q, k)
+        visible = rows[:, None] >= (start_n + tl.arange(0, BLOCK_N))[None, :]
+        qk = tl.where(visible, qk, float("-inf"))  # key start_m is seen by every row: max finite
         acc, l_i, m_i = _fold_block(acc, l_i, m_i, qk, v, qk_scale)
-        qk = qk_next
-    return _fold_block(acc, l_i, m_i, qk, v_desc.load([row0 + hi - BLOCK_N, 0]), qk_scale)
+    return acc, l_i, m_i
 
 
 @triton.jit
 def _attn_persistent(
     q_desc,
-    q_ptr,
     k_desc,
     v_desc,
     o_ptr,
@@ -160,49 +158,57 @@ def _attn_persistent(
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     TAIL: tl.constexpr,
-    FLAT: tl.constexpr,
-    AHEAD: tl.constexpr,
+    CAUSAL: tl.constexpr,
+    LONGEST_FIRST: tl.constexpr,
 ):
-    """Non-causal attention, S a multiple of both blocks: a few programs an SM walk the (query
-    block, head) tiles. TAIL adds the solution's second, masked key loop from the last whole
-    block to S: empty at these shapes, but the compiler cannot know it, as in the solution
-    before it compiled that loop only when S leaves a partial block. FLAT pipelines the tile
-    loop and the key loop as one, so a tile's first key blocks load while the last one's output
-    is stored (what took m1 to cuBLAS); Q is then loaded by pointers, since Triton's TMA
-    lowering fails on a descriptor load outside the inner loop of a flattened nest (3.6 and
-    3.9 alike). AHEAD folds the whole blocks with _fold_keys_ahead."""
+    """Attention with S a multiple of both blocks: a few programs an SM walk the (query block,
+    head) tiles. TAIL adds the solution's second, masked key loop from the last whole block to
+    S: empty at these shapes, but the compiler cannot know it, as in the solution before it
+    compiled that loop only when S leaves a partial block. CAUSAL folds the keys before the
+    query block unmasked and the diagonal's blocks masked; the tiles are taken by head, each
+    head's longest first, or with LONGEST_FIRST every head's longest before any shorter."""
     blocks_m = seq_len // BLOCK_M
+    heads = n_tiles // blocks_m
     offs_m = tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, HEAD_DIM)
-    for tile in tl.range(tl.program_id(0), n_tiles, tl.num_programs(0), flatten=FLAT):
-        row0 = (tile // blocks_m) * seq_len  # this head's first row in [B * H * S, D]
-        q_row = row0 + (tile % blocks_m) * BLOCK_M
-        if FLAT:
-            q_rows = (q_row + offs_m).to(tl.int64)
-            q = tl.load(q_ptr + q_rows[:, None] * HEAD_DIM + offs_d[None, :])
+    for tile in tl.range(tl.program_id(0), n_tiles, tl.num_programs(0)):
+        if LONGEST_FIRST:
+            head = tile % heads
+            block = blocks_m - 1 - tile // heads
         else:
-            q = q_desc.load([q_row, 0])
+            head = tile // blocks_m
+            block = tile % blocks_m
+            if CAUSAL:
+                block = blocks_m - 1 - block
+        row0 = head * seq_len  # this head's first row in [B * H * S, D]
+        start_m = block * BLOCK_M
+        q = q_desc.load([row0 + start_m, 0])
         m_i = tl.full([BLOCK_M], float("-inf"), dtype=tl.float32)
         l_i = tl.zeros([BLOCK_M], dtype=tl.float32)
         acc = tl.zeros([BLOCK_M, HEAD_DIM], dtype=tl.float32)
-        whole = (seq_len // BLOCK_N) * BLOCK_N
-        if AHEAD:
-            acc, l_i, m_i = _fold_keys_ahead(acc, l_i, m_i, q, k_desc, v_desc, row0, 0, whole,
-                                             qk_scale, BLOCK_N=BLOCK_N)  # fmt: skip
-        else:
-            acc, l_i, m_i = _fold_keys(acc, l_i, m_i, q, k_desc, v_desc, row0, 0, whole, seq_len,
-                                       qk_scale, MASKED=False, BLOCK_N=BLOCK_N)  # fmt: skip
-        if TAIL:
-            acc, l_i, m_i = _fold_keys(acc, l_i, m_i, q, k_desc, v_desc, row0, whole, seq_len,
-                                       seq_len, qk_scale, MASKED=True, BLOCK_N=BLOCK_N)  # fmt: skip
+        unmasked_end = start_m if CAUSAL else (seq_len // BLOCK_N) * BLOCK_N
+        acc, l_i, m_i = _fold_keys(
+            acc, l_i, m_i, q, k_desc, v_desc, row0, 0, unmasked_end, seq_len, qk_scale,
+            MASKED=False, BLOCK_N=BLOCK_N,
+        )  # fmt: skip
+        if CAUSAL:
+            acc, l_i, m_i = _fold_diagonal(
+                acc, l_i, m_i, q, k_desc, v_desc, row0, start_m, qk_scale,
+                BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N,
+            )  # fmt: skip
+        elif TAIL:
+            acc, l_i, m_i = _fold_keys(
+                acc, l_i, m_i, q, k_desc, v_desc, row0, unmasked_end, seq_len, seq_len,
+                qk_scale, MASKED=True, BLOCK_N=BLOCK_N,
+            )  # fmt: skip
         out = acc / l_i[:, None]
-        o_rows = (q_row + offs_m).to(tl.int64)
+        o_rows = (row0 + start_m + offs_m).to(tl.int64)
         tl.store(o_ptr + o_rows[:, None] * HEAD_DIM + offs_d[None, :], out.to(q.dtype))
 
 
 def persistent(lean: Lean):
     def call(q, k, v, causal):
-        assert not causal
+        assert bool(causal) == bool(lean.order)
         batch, heads, seq_len, head_dim = q.shape
         out = torch.empty_like(q)
         rows = [t.view(-1, head_dim) for t in (q, k, v)]
@@ -213,9 +219,10 @@ def persistent(lean: Lean):
         n_tiles = batch * heads * (seq_len // lean.block_m)
         scale = head_dim**-0.5 * 1.4426950408889634
         _attn_persistent[(min(n_tiles, sm_count(q) * lean.per_sm),)](
-            descs[0], rows[0], *descs[1:], out, n_tiles, seq_len, scale, HEAD_DIM=head_dim,
-            BLOCK_M=lean.block_m, BLOCK_N=lean.block_n, TAIL=lean.tail, FLAT=lean.flat,
-            AHEAD=lean.ahead, num_warps=lean.warps, num_stages=lean.stages,
+            *descs, out, n_tiles, seq_len, scale, HEAD_DIM=head_dim, BLOCK_M=lean.block_m,
+            BLOCK_N=lean.block_n, TAIL=lean.tail, CAUSAL=bool(lean.order),
+            LONGEST_FIRST=lean.order == LONGEST_FIRST, num_warps=lean.warps,
+            num_stages=lean.stages,
         )  # fmt: skip
         return out
 
@@ -239,8 +246,8 @@ def with_tiles(module, tiles):
 def timed(shape: dict, op, module) -> list[dict]:
     found = {"SDPA": op.eager, "solution": module.attention}
     found |= {"{}x{} w{} s{}".format(*tiles): with_tiles(module, tiles) for tiles in TILES}
-    if not shape["causal"]:
-        found |= {lean.name: persistent(lean) for lean in PERSISTENT}
+    leans = CAUSAL_PERSISTENT if shape["causal"] else PERSISTENT
+    found |= {lean.name: persistent(lean) for lean in leans}
     found["solution again"] = module.attention  # last in the rotation: does the place matter?
     rows = in_turn(op, shape, DTYPE, found)
     flops = op.flop_count(shape)
@@ -270,22 +277,22 @@ def check() -> int:
             got = with_tiles(module, tiles)(q, k, v, causal)
             ok = ok and torch.allclose(got, want, atol=1e-4)
     # S = 96: with 32 x 16 tiles the masked tail is empty; with 32 x 64 it holds keys 64-95.
-    # S = 64 on 32 x 64 tiles: one whole key block, so `ahead`'s loop runs no time.
+    # Causal: 3 query blocks of 32 rows, their diagonals in one or two key blocks.
     for seq_len, lean in (
         (96, Lean(32, 16, 1, 1)),
         (96, Lean(32, 16, 1, 1, tail=True)),
         (96, Lean(32, 16, 1, 1, tail=True, per_sm=2)),
         (96, Lean(32, 64, 1, 1, tail=True)),
-        (96, Lean(32, 16, 1, 1, flat=True)),
-        (96, Lean(32, 32, 1, 1, per_sm=2, flat=True)),
-        (96, Lean(32, 16, 1, 1, ahead=True)),
-        (96, Lean(32, 64, 1, 1, per_sm=2, ahead=True, tail=True)),
-        (64, Lean(32, 64, 1, 1, ahead=True)),
+        (96, Lean(32, 32, 1, 1, order=BY_HEAD)),
+        (96, Lean(32, 16, 1, 1, per_sm=2, order=BY_HEAD)),
+        (96, Lean(32, 32, 1, 1, order=LONGEST_FIRST)),
+        (96, Lean(32, 16, 1, 1, per_sm=2, order=LONGEST_FIRST)),
     ):
         q, k, v = (torch.randn(1, 2, seq_len, 16, dtype=torch.bfloat16) for _ in range(3))
-        want = torch.nn.functional.scaled_dot_product_attention(q, k, v).float()
-        got = persistent(lean)(q, k, v, False).float()
-        ok = ok and torch.allclose(got, want, atol=2e-2)
+        causal = bool(lean.order)
+        want = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        got = persistent(lean)(q, k, v, causal).float()
+        ok = ok and torch.allclose(got, want.float(), atol=2e-2)
     print("every tile config computes attention" if ok else "a tile config is wrong")
     return 0 if ok else 1
 
