@@ -25,6 +25,9 @@ have work. Non-causal, the lean kernel stays up to 3.5% ahead of the solution at
 1-2% at S = 1024. Causal, it takes the tiles in one of two orders: each head's query blocks
 longest first (the solution's order: a head's keys stay in L2 while its blocks run), or every
 head's longest block before any shorter one (the longest work first across the whole grid).
+Both lost to the solution's grid of one program a tile (H100, 2026-12-06: 83% and 68-71% of
+SDPA at S = 4096 causal, the solution 89-90%): a program striding over tiles of unequal length
+gets an unequal share, where the hardware hands each next tile to whichever SM is free.
 
 Measured and dropped (H100, 2026-12-06, docs/reports/2026-12-06/probes-flat-attention-m2.md;
 the code is at commit 8e5edfd): the tile and key loops flattened into one pipeline
