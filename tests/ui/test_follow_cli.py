@@ -42,14 +42,19 @@ async def test_tutor_reset_beside_the_app_shows_as_reset_and_runs_nothing(
         drills, panel = screen.query_one(DrillList), screen.query_one(RunPanel)
         await wait_until(pilot, lambda: drills.marks["a1"] == marks.PASSED_CLEAN, "the star")
         small_course.mine("a1_add.py").write_text("def add(x):\n    return x  # mine\n")
-        await wait_until(pilot, lambda: len(runner.calls) == 2, "the save's run")
-        await wait_until(pilot, lambda: len(recorder.of(RunFinished)) == 2, "its end")
+        await wait_until(pilot, lambda: len(runner.calls) >= 2, "the save's run")
+        # The copy of the starter that r made is a change as well: on a busy machine its event
+        # can be read after this save, and run the saved file a second time. Whatever ran, the
+        # count is taken once every event has come and no run is left.
+        await pilot.pause(0.6)
+        await wait_until(pilot, lambda: not screen.session.running("a1"), "the save's runs")
+        runs = len(runner.calls)
 
         await _cli(small_course, "reset", "a1")
         await wait_until(pilot, lambda: panel.summary_line.startswith("No run yet"), "the reset")
         await pilot.pause(0.6)  # the watcher saw the starter come back: it must not run it
         await settle(pilot)
-        assert len(runner.calls) == 2
+        assert len(runner.calls) == runs
         assert drills.marks["a1"] == marks.PASSED_CLEAN  # passed before: never "!"
         assert "You passed this drill before; your file is the starter again" in (
             screen.query_one(HintPanel).markdown
