@@ -235,7 +235,10 @@ def main(argv: list[str] | None = None) -> int:
     state.targets = [t for d in drill_ids for t in devcheck.targets(catalogue, catalogue.drill(d))]
     from tutor.perfcheck import perf_targets
 
-    state.perf_targets = sum(len(perf_targets(catalogue, catalogue.drill(d))) for d in drill_ids)
+    if not args.skip_coach:
+        state.perf_targets = sum(
+            len(perf_targets(catalogue, catalogue.drill(d))) for d in drill_ids
+        )
     state.name = free_name(
         DOCS / "reports" / state.date,
         report_name(args, drill_ids, all_drills=[d.id for d in catalogue.drills if not d.coming]),
@@ -1050,17 +1053,20 @@ def targets(state: State) -> list[dict[str, Any]]:
             f"{benched} of {drills} drills benched",
             over <= WHOLE_REPORT_S and verdicts == 2 * len(state.targets) and benched == drills > 0,
         )
-        # the coach takes the time left; a second call (--skip-gpu --skip-cpu --skip-bench)
-        # proves the rest
-        add(
-            "the perf coach",
-            "every slow kernel's perf diagnosis and every solution's none, in the same run",
-            f"{len(state.coach)} of {state.perf_targets} coach rows, "
-            f"{sum(row.get('ok', False) for row in state.coach)} as expected",
-            state.perf_targets > 0
-            and len(state.coach) == state.perf_targets
-            and all(row.get("ok") for row in state.coach),
-        )
+        # The coach takes the time the benches leave, and beside them the card is busy 95% of
+        # the time (2026-12-06): the rows left for time are proven by a call of their own
+        # (--skip-gpu --skip-cpu --skip-bench), so a run that only ran short is not counted.
+        # No row when the coach was not asked for (--skip-coach, or no GPU).
+        ran, right = len(state.coach), sum(row.get("ok", False) for row in state.coach)
+        if state.perf_targets:
+            left_for_time = ran < state.perf_targets and right == ran
+            add(
+                "the perf coach",
+                "every slow kernel's perf diagnosis and every solution's none",
+                f"{ran} of {state.perf_targets} coach rows, {right} as expected"
+                + ("; the rest left for a call of their own" if left_for_time else ""),
+                None if left_for_time else right == ran == state.perf_targets,
+            )
     return found
 
 
