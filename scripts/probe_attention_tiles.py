@@ -92,14 +92,17 @@ class Lean(NamedTuple):
     warps: int
     stages: int
     tail: bool = False  # the masked key loop compiled in, empty at these shapes
-    per_sm: int = 1  # programs an SM
+    per_sm: int | None = 1  # programs an SM; None: one program a tile, as the solution
     order: str = ""  # causal: BY_HEAD or LONGEST_FIRST; "" is non-causal
+    masked_store: bool = False  # the solution's store: a run-time row stride, rows past S masked
 
     @property
     def name(self) -> str:
         words = " +tail" if self.tail else ""
+        words += " +masked store" if self.masked_store else ""
         words += f" causal {self.order}" if self.order else ""
-        return f"{self.per_sm}/SM{words} {self.block_m}x{self.block_n} w{self.warps} s{self.stages}"
+        grid = "a tile each" if self.per_sm is None else f"{self.per_sm}/SM"
+        return f"{grid}{words} {self.block_m}x{self.block_n} w{self.warps} s{self.stages}"
 
 
 BY_HEAD = "by head"  # each head's query blocks longest first, heads one after another
@@ -107,7 +110,15 @@ LONGEST_FIRST = "longest first"  # every head's last query block, then every hea
 
 # What Triton 3.9 compiles for sm_90 here: the lean kernel at 128 x 128 on 3 stages, 197
 # registers and no stack, 229,432 bytes of shared memory; the solution's 189 and the same bytes.
-PERSISTENT = (Lean(128, 128, 8, 3),)
+# Their key loops compile to the same instructions but for two integer ones. Beside the lean
+# kernel, what it leaves out of the solution, one thing at a time: its grid of one program a
+# tile (a persistent solution was no faster than the solution, 2026-12-06 run 9), and its store.
+PERSISTENT = (
+    Lean(128, 128, 8, 3),
+    Lean(128, 128, 8, 3, per_sm=None),
+    Lean(128, 128, 8, 3, masked_store=True),
+    Lean(128, 128, 8, 3, per_sm=None, masked_store=True),
+)
 CAUSAL_PERSISTENT = (
     Lean(128, 128, 8, 3, order=BY_HEAD),
     Lean(128, 128, 8, 3, order=LONGEST_FIRST),
@@ -165,6 +176,7 @@ def _attn_persistent(
     k_desc,
     v_desc,
     o_ptr,
+    o_row_stride,
     n_tiles,
     seq_len,
     qk_scale,
@@ -174,13 +186,16 @@ def _attn_persistent(
     TAIL: tl.constexpr,
     CAUSAL: tl.constexpr,
     LONGEST_FIRST: tl.constexpr,
+    MASKED_STORE: tl.constexpr,
 ):
     """Attention with S a multiple of both blocks: a few programs an SM walk the (query block,
     head) tiles. TAIL adds the solution's second, masked key loop from the last whole block to
     S: empty at these shapes, but the compiler cannot know it, as in the solution before it
     compiled that loop only when S leaves a partial block. CAUSAL folds the keys before the
     query block unmasked and the diagonal's blocks masked; the tiles are taken by head, each
-    head's longest first, or with LONGEST_FIRST every head's longest before any shorter."""
+    head's longest first, or with LONGEST_FIRST every head's longest before any shorter.
+    MASKED_STORE stores as the solution does: rows a run-time stride apart, those past S masked
+    (none are, at these shapes)."""
     blocks_m = seq_len // BLOCK_M
     heads = n_tiles // blocks_m
     offs_m = tl.arange(0, BLOCK_M)
@@ -217,7 +232,11 @@ def _attn_persistent(
             )  # fmt: skip
         out = acc / l_i[:, None]
         o_rows = (row0 + start_m + offs_m).to(tl.int64)
-        tl.store(o_ptr + o_rows[:, None] * HEAD_DIM + offs_d[None, :], out.to(q.dtype))
+        if MASKED_STORE:
+            o_ptrs = o_ptr + o_rows[:, None] * o_row_stride + offs_d[None, :]
+            tl.store(o_ptrs, out.to(q.dtype), mask=(start_m + offs_m)[:, None] < seq_len)
+        else:
+            tl.store(o_ptr + o_rows[:, None] * HEAD_DIM + offs_d[None, :], out.to(q.dtype))
 
 
 def persistent(lean: Lean):
@@ -232,11 +251,12 @@ def persistent(lean: Lean):
         ]
         n_tiles = batch * heads * (seq_len // lean.block_m)
         scale = head_dim**-0.5 * 1.4426950408889634
-        _attn_persistent[(min(n_tiles, sm_count(q) * lean.per_sm),)](
-            *descs, out, n_tiles, seq_len, scale, HEAD_DIM=head_dim, BLOCK_M=lean.block_m,
-            BLOCK_N=lean.block_n, TAIL=lean.tail, CAUSAL=bool(lean.order),
-            LONGEST_FIRST=lean.order == LONGEST_FIRST, num_warps=lean.warps,
-            num_stages=lean.stages,
+        programs = n_tiles if lean.per_sm is None else min(n_tiles, sm_count(q) * lean.per_sm)
+        _attn_persistent[(programs,)](
+            *descs, out, out.stride(2), n_tiles, seq_len, scale, HEAD_DIM=head_dim,
+            BLOCK_M=lean.block_m, BLOCK_N=lean.block_n, TAIL=lean.tail, CAUSAL=bool(lean.order),
+            LONGEST_FIRST=lean.order == LONGEST_FIRST, MASKED_STORE=lean.masked_store,
+            num_warps=lean.warps, num_stages=lean.stages,
         )  # fmt: skip
         return out
 
@@ -299,6 +319,8 @@ def check() -> int:
         (96, Lean(32, 16, 1, 1, tail=True)),
         (96, Lean(32, 16, 1, 1, tail=True, per_sm=2)),
         (96, Lean(32, 64, 1, 1, tail=True)),
+        (96, Lean(32, 16, 1, 1, per_sm=None, masked_store=True)),
+        (96, Lean(32, 32, 1, 1, per_sm=None)),
         (96, Lean(32, 32, 1, 1, order=BY_HEAD)),
         (96, Lean(32, 16, 1, 1, per_sm=2, order=BY_HEAD)),
         (96, Lean(32, 32, 1, 1, order=LONGEST_FIRST)),
