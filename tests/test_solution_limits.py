@@ -105,18 +105,30 @@ def test_attention_is_right_with_and_without_a_partial_key_block():
     assert run_with_launches(TAILS, "m3_attention.py", timeout=300) == "ok"
 
 
+WALK = """
+def walk(call):
+    # 3 x 3 tiles of 128 x 256 with edge tiles and a K tail, and one tile: 2 programs, then 1.
+    # fp16: the bare interpreter (no tutor harness) multiplies bf16 tiles as raw integers.
+    torch.manual_seed(0)
+    wrong = []
+    for m, k, n in ((300, 72, 520), (100, 64, 200)):
+        got, want = call(m, k, n)
+        if not torch.allclose(got, want, atol=0.05, rtol=0.01):
+            wrong.append(((m, k, n), float((got - want).abs().max())))
+    print("ok" if not wrong and grids == [(2,), (1,)] else f"wrong: {grids}, {wrong}")
+"""
+
 WALKS = """
 m1 = solution
 m1._matmul_tma_kernel = Launches(m1._matmul_tma_kernel)
-torch.manual_seed(0)
-wrong = []
-for m, k, n in ((300, 72, 520), (100, 64, 200)):  # 3 x 3 tiles of 128 x 256, and one tile
-    # fp16: the bare interpreter (no tutor harness) multiplies bf16 tiles as raw integers.
+
+
+def matmul(m, k, n):
     a, b = torch.randn(m, k, dtype=torch.float16), torch.randn(k, n, dtype=torch.float16)
-    got, want = m1.matmul(a, b).float(), a.float() @ b.float()
-    if not torch.allclose(got, want, atol=0.05, rtol=0.01):
-        wrong.append(((m, k, n), float((got - want).abs().max())))
-print("ok" if not wrong and grids == [(2,), (1,)] else f"wrong: {grids}, {wrong}")
+    return m1.matmul(a, b).float(), a.float() @ b.float()
+
+
+walk(matmul)
 """
 
 
@@ -125,23 +137,23 @@ def test_matmul_descriptor_programs_each_walk_several_tiles():
     300 x 520 its 2 programs walk 9 tiles of 128 x 256, edge tiles and a partial K block
     among them, and store each tile in two halves, all right; a single tile takes 1 program.
     The drill tests never reach this path (their bf16 rows are not 16-byte aligned)."""
-    assert run_with_launches(WALKS, "m1_matmul.py", timeout=300) == "ok"
+    assert run_with_launches(WALK + WALKS, "m1_matmul.py", timeout=300) == "ok"
 
 
 LINEAR_WALKS = """
 import torch.nn.functional as F
 m2 = solution
 m2._linear_gelu_tma_kernel = Launches(m2._linear_gelu_tma_kernel)
-torch.manual_seed(0)
-wrong = []
-for m, k, n in ((300, 72, 520), (100, 64, 200)):  # 3 x 3 tiles of 128 x 256, and one tile
+
+
+def linear_gelu(m, k, n):
     x, w = torch.randn(m, k, dtype=torch.float16), torch.randn(n, k, dtype=torch.float16)
     b = torch.randn(n, dtype=torch.float16)  # a bias per column: each half must take its own
-    got = m2.linear_gelu(x, w, b).float()
     want = F.gelu(F.linear(x.float(), w.float(), b.float()), approximate="tanh")
-    if not torch.allclose(got, want, atol=0.05, rtol=0.01):
-        wrong.append(((m, k, n), float((got - want).abs().max())))
-print("ok" if not wrong and grids == [(2,), (1,)] else f"wrong: {grids}, {wrong}")
+    return m2.linear_gelu(x, w, b).float(), want
+
+
+walk(linear_gelu)
 """
 
 
@@ -149,4 +161,4 @@ def test_linear_gelu_descriptor_programs_each_walk_several_tiles():
     """m2: as m1's, with the epilogue: 2 programs walk 9 tiles of 128 x 256 at 300 x 520 (edge
     tiles and a partial K block among them), each half of a tile adds its own columns' bias
     before GELU and is stored at its own columns, all right; a single tile takes 1 program."""
-    assert run_with_launches(LINEAR_WALKS, "m2_linear_act.py", timeout=300) == "ok"
+    assert run_with_launches(WALK + LINEAR_WALKS, "m2_linear_act.py", timeout=300) == "ok"
