@@ -489,17 +489,16 @@ def run_timed(
     liger = [d for d in LIGER_DRILLS if d in drill_ids]
     if benching and liger and importlib.util.find_spec("liger_kernel") is not None:
         actions[LIGER_STEP] = lambda: run_liger(state, catalogue, liger, deadline)
+    coaches = {}  # drill -> its perf targets: the coach takes the drills with most first
     if coaching:
+        from tutor.perfcheck import perf_targets
+
         for drill_id in drill_ids:
             actions[coach_step(drill_id)] = lambda d=drill_id: run_coach(
                 state, catalogue, d, deadline, args, pool
             )
+            coaches[drill_id] = len(perf_targets(catalogue, catalogue.drill(drill_id)))
     benches = {d: len(catalogue.drill(d).bench) for d in drill_ids} if benching else {}
-    coaches = {}
-    if coaching:
-        from tutor.perfcheck import perf_targets
-
-        coaches = {d: len(perf_targets(catalogue, catalogue.drill(d))) for d in drill_ids}
     order = timed_order(benches, LIGER_STEP in actions, coaches, args.timed_workers)
     jobs = [(name, actions[name]) for name in order]
 
@@ -1057,8 +1056,8 @@ def targets(state: State) -> list[dict[str, Any]]:
         # the time (2026-12-06): the rows left for time are proven by a call of their own
         # (--skip-gpu --skip-cpu --skip-bench), so a run that only ran short is not counted.
         # No row when the coach was not asked for (--skip-coach, or no GPU).
-        ran, right = len(state.coach), sum(row.get("ok", False) for row in state.coach)
         if state.perf_targets:
+            ran, right = len(state.coach), sum(row.get("ok", False) for row in state.coach)
             left_for_time = ran < state.perf_targets and right == ran
             add(
                 "the perf coach",

@@ -25,9 +25,11 @@ All in CUDA graphs in turn with the solution and cuBLAS (tutor.bench.timing.grap
 round in a fresh shuffled order), inputs rotated past the L2. m1's solution took the persistent,
 flattened, split-store kernel on 4 stages after the first runs (2026-12-06,
 docs/reports/2026-12-06/probes-matmul-layernorm.md). m2's variants put its descriptor kernel
-(one program a tile in a grid-stride loop, stored whole on 3 stages) through the same changes,
-beside torch eager (cuBLAS, then GELU) and torch.compile, its yardstick; on 4 stages the
-kernel asks 229,408 bytes of shared memory (Triton 3.9 for sm_90), just inside an H100's.
+(then one program a tile in a grid-stride loop, stored whole on 3 stages) through the same
+changes, beside torch eager (cuBLAS, then GELU) and torch.compile, its yardstick; on 4 stages
+the kernel asks 229,408 bytes of shared memory (Triton 3.9 for sm_90), just inside an H100's.
+m2's solution took the same form after the next run (docs/reports/2026-12-06/
+probes-flat-attention-m2.md), so its `solution` row is now the last variant's kernel.
 """
 
 from __future__ import annotations
@@ -122,8 +124,7 @@ def walk(per_sm: int | None, flatten=False, split=False, ws=False, stages=3, loo
 
 
 # m2 (linear + bias + GELU) on the same tiles, by probe_tma.py's linear_gelu_probe (its
-# epilogue in the solution's form): the solution is one program a tile in a grid-stride loop,
-# stored whole on 3 stages, as m1's was before this probe.
+# epilogue in the solution's form).
 def walk_linear_gelu(per_sm: int | None, flatten=False, split=False, stages=3):
     """m2 by linear_gelu_probe: `per_sm` programs an SM, or None for one program a tile."""
     bm, bn, bk = TILE
