@@ -72,6 +72,33 @@ def test_bytes_moved_matches_the_measured_anchor():
     assert 3600 < moved / 37.0e-6 / 1e9 < 3660
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_is_compared_with_flex_attention_as_torch_compile_writes_it(monkeypatch, causal):
+    """Compiling SDPA gives SDPA's kernel back, so m3's torch.compile column is flex_attention
+    (Inductor's Triton attention): the same numbers as SDPA, causal through a block mask made
+    once per length, the scale passed on. Run here uncompiled (no C++ compiler needed)."""
+    import warnings
+
+    from torch.nn.attention.flex_attention import flex_attention
+
+    recipe = RECIPES["attention"]
+    module = sys.modules[recipe.compiled.__module__]
+    monkeypatch.setattr(module, "_compiled_flex", lambda: flex_attention)
+    assert recipe.compiled_fn() is recipe.compiled and recipe.compiled_as == "flex_attention"
+    q, k, v, _ = recipe.inputs({"b": 1, "h": 2, "s": 256, "d": 32, "causal": 0}, "float32")
+    want = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # flex_attention says it is not compiled
+        got = recipe.compiled_fn()(q, k, v, causal, 0.3)
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+
+
+def test_torch_compile_compiles_eager_where_the_recipe_names_nothing_else():
+    recipe = RECIPES["softmax"]
+    assert recipe.compiled is None and recipe.compiled_as == ""
+    assert recipe.compiled_fn() is not recipe.eager  # a compiled wrapper, compiled on first call
+
+
 def test_a_shape_with_the_wrong_keys_is_named():
     with pytest.raises(ValueError, match="silu_and_mul needs shape keys t, i"):
         RECIPES["silu_and_mul"].bytes_moved({"t": 4, "h": 8})
@@ -431,6 +458,20 @@ def test_format_report_is_a_table_within_100_columns():
     fused = next(line for line in lines if line.startswith("fused_add_rmsnorm"))
     assert fused.split()[-2:] == ["2.10", "1.64"]
     assert "copy: a torch copy of the same bytes" in text
+
+
+def test_the_legend_says_what_the_compile_column_ran_where_it_was_not_eager_compiled():
+    plain = _row(compile_us=40.0, errors={})
+    assert "torch.compile's" not in bench.format_report(_report(plain))
+    attention = _row(
+        "attention b=4 h=32 s=1024 d=128 causal=0 bfloat16",
+        160.0,
+        compile_us=190.0,
+        compiled_as="flex_attention",
+        errors={},
+    )
+    text = bench.format_report(_report(attention))
+    assert "compile: torch.compile's flex_attention, the kernel it writes for this op" in text
 
 
 def test_a_narrow_report_leaves_out_the_least_needed_columns():
@@ -1001,6 +1042,26 @@ def test_the_compile_target_is_judged_on_the_two_graphs_timed_in_turn_in_compile
     }
     assert found["t2 softmax m=4096 n=1024"]["measured"] == "10.00 µs vs 9.60 µs (1.04×)"
     assert found["t2 softmax m=4096 n=1024"]["met"] is False
+
+
+def test_the_compile_target_names_what_torch_compile_ran_where_the_recipe_says(gpu_report):
+    state = gpu_report.State(date="2026-01-02", started=time.monotonic(), options={})
+    attention = _row(
+        "attention b=4 h=32 s=1024 d=128 causal=0 bfloat16",
+        150.0,
+        function="attention",
+        shape={"b": 4, "h": 32, "s": 1024, "d": 128, "causal": 0},
+        graph_us=150.0,
+        compile_graph_us=180.0,
+        reference_beside_compile_us=151.0,
+        compiled_as="flex_attention",
+    )
+    state.benches["m3"] = _report(attention)
+    (found,) = [t for t in gpu_report.targets(state) if "torch.compile" in t["target"]]
+    assert found["target"] == (
+        "as fast as torch.compile's flex_attention, within 3% (graph, in turn in compile's process)"
+    )
+    assert found["measured"] == "151.00 µs vs 180.00 µs (0.84×)" and found["met"] is True
 
 
 def test_rows_read_twice_are_judged_against_eager_compile_and_liger_not_copy_bandwidth(

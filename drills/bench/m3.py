@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import torch
 import torch.nn.functional as F
 
@@ -30,6 +32,38 @@ def attention_eager(
     sm_scale: float | None = None,
 ) -> torch.Tensor:
     return F.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=sm_scale)
+
+
+def attention_flex(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    causal: bool = False,
+    sm_scale: float | None = None,
+) -> torch.Tensor:
+    """torch.compile's own attention: flex_attention, which Inductor writes in Triton from its
+    tuned template. Compiling scaled_dot_product_attention would give SDPA's kernel back, the
+    eager column. The causal mask is a block mask made once per length, as a user keeps it, so
+    flex skips the blocks above the diagonal as the reference does."""
+    mask = _causal_block_mask(q.shape[-2], q.device) if causal else None
+    return _compiled_flex()(q, k, v, block_mask=mask, scale=sm_scale)
+
+
+@functools.cache
+def _compiled_flex():
+    from torch.nn.attention.flex_attention import flex_attention
+
+    return torch.compile(flex_attention, dynamic=False)
+
+
+@functools.cache
+def _causal_block_mask(seq_len: int, device: torch.device):
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    def visible(batch, head, q_idx, kv_idx):
+        return q_idx >= kv_idx
+
+    return create_block_mask(visible, None, None, seq_len, seq_len, device=device)
 
 
 def _attention_inputs(s, dtype, device, gen):
@@ -118,6 +152,10 @@ RECIPES = [
         flops=_attention_flops,
         target=0.9,  # 90% of F.scaled_dot_product_attention (issue 27); "going faster" says how
         eager=attention_eager,
+        # H100, 2026-12-06: flex_attention took 1.08-1.44x the reference's time at every bench
+        # shape, with its defaults or max-autotune (scripts/probe_attention_flex.py)
+        compiled=attention_flex,
+        compiled_as="flex_attention",
         levers=(causal_blocks_not_skipped, natural_exp),
     ),
 ]

@@ -69,6 +69,7 @@ class BenchRow:
     decode: bool = False  # a few rows: the time is mostly launch overhead
     large: bool = False  # enough traffic that the target is a share of copy bandwidth
     rereads: bool = False  # the reference must read the rows twice (recipe.Recipe.rereads)
+    compiled_as: str = ""  # what torch.compile's column ran, if not eager compiled (m3: flex)
     flops: float | None = None  # floating-point operations of one call (compute-bound drills)
     tflops: float | None = None  # flops / the learner's time
     pct_matmul: float | None = None  # tflops as a percentage of the card's bf16 matmul rate
@@ -407,6 +408,7 @@ def row_from_child(raw: dict[str, Any], copy_gbps: float | None) -> BenchRow:
         decode=bool(raw.get("decode")),
         large=bool(raw.get("large")),
         rereads=bool(raw.get("rereads")),
+        compiled_as=str(raw.get("compiled_as") or ""),
         impl_us=us.get("mine"),
         reference_us=us.get("reference"),
         eager_us=us.get("eager"),
@@ -454,6 +456,10 @@ LEGEND = (
 COPY_LEGEND = N_(
     "copy: a torch copy of the same bytes in a CUDA graph, beside decode-sized shapes: the least "
     "any kernel that moves them takes."
+)
+COMPILED_AS_LEGEND = N_(
+    "compile: torch.compile's {name}, the kernel it writes for this op (compiled, torch eager's "
+    "own would run its library kernel again)."
 )
 _COLUMNS = (
     ("yours µs", 9),
@@ -535,8 +541,12 @@ def format_report(report: BenchReport, width: int = 100) -> str:
     for note in notes:
         wrapped = cells.wrap(note, width, indent="  ")
         lines += ["! " + wrapped[0][2:], *wrapped[1:]] if wrapped else []
-    texts = LEGEND + ((COPY_LEGEND,) if any(row.copy_floor_graph_us for row in report.rows) else ())
-    legend = [wrapped for text in texts for wrapped in cells.wrap(_(text), width)]
+    texts = [_(text) for text in LEGEND]
+    if any(row.copy_floor_graph_us for row in report.rows):
+        texts.append(_(COPY_LEGEND))
+    compiled_as = {row.compiled_as for row in report.rows if row.compiled_as and row.compile_us}
+    texts += [_(COMPILED_AS_LEGEND).format(name=name) for name in sorted(compiled_as)]
+    legend = [wrapped for text in texts for wrapped in cells.wrap(text, width)]
     return "\n".join(lines + ["", *legend])
 
 

@@ -379,6 +379,7 @@ def _bench_case(
         "decode": op.is_decode(case.shape),
         "large": op.is_large(case.shape, case.dtype),
         "rereads": op.reads_twice(case.shape),
+        "compiled_as": op.compiled_as,
         "us": {},
         "graph_us": {},
         "max_diff": {},

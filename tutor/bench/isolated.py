@@ -93,7 +93,7 @@ def _measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
         expected = recipe.results(fresh, recipe.eager(*fresh))
         fn = recipe.eager
         if args.mode == "compile":
-            fn = torch.compile(recipe.eager, dynamic=False)
+            fn = recipe.compiled_fn()
         started = time.monotonic()
         fresh = clone_inputs(base)
         returned = fn(*fresh)  # compiles, for torch.compile

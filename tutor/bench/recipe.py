@@ -28,6 +28,11 @@ It is course content, loaded by the bench process (which has torch) like the lea
   stops short of copy bandwidth (about 70% on an H200, 82% on an H100, docs/gpu-verification.md),
   which issue 27 accepts: there the reference's target is to be ahead of torch eager,
   torch.compile and Liger-Kernel instead.
+- `compiled`, with `compiled_as` its name: what torch.compile's column runs instead of
+  `torch.compile(eager)`, where eager is one library kernel that compiling leaves as it is
+  (m3's scaled_dot_product_attention: compiled, it is SDPA's kernel again, the eager column).
+  It takes eager's arguments and compiles itself (m3: flex_attention, the attention Inductor
+  writes in Triton).
 
 Every implementation is called as `fn(*inputs)`. In-place functions are timed rotating among
 `IN_PLACE_SETS` copies of their inputs, so values cannot drift to inf over hundreds of calls
@@ -76,6 +81,8 @@ class Recipe:
     target: float | None = None  # see the module docstring
     levers: tuple[Callable[..., Any], ...] = ()  # the drill's own perf rules (tutor.bench.rules)
     rereads: Callable[[Shape], bool] | None = None  # see the module docstring
+    compiled: Callable[..., Any] | None = None  # see the module docstring
+    compiled_as: str = ""  # what `compiled` is, beside "torch.compile" in the report
 
     def checked(self, shape: Shape) -> Shape:
         if set(shape) != set(self.dims):
@@ -115,6 +122,10 @@ class Recipe:
     def is_large(self, shape: Shape, dtype: str = "bfloat16") -> bool:
         """Enough traffic that the target is a share of copy bandwidth."""
         return self.bytes_moved(shape, dtype) >= LARGE_MIN_BYTES
+
+    def compiled_fn(self) -> Callable[..., Any]:
+        """torch.compile's side of the comparison (compiled on its first call)."""
+        return self.compiled or torch.compile(self.eager, dynamic=False)
 
     def reads_twice(self, shape: Shape) -> bool:
         """The reference must read its rows twice here: copy bandwidth is not its target."""
