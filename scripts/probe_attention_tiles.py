@@ -73,15 +73,11 @@ SHAPES = tuple(
 # 128 x 64 on one warpgroup and 2 stages: 255 registers (16 bytes of stack causal), 98,336 bytes,
 # so two programs fit an SM and the schedulers can run one's softmax beside the other's
 # multiplies, FlashAttention-3's ping-pong between two programs instead of two warpgroups.
-TILES = (
-    (64, 64, 4, 3),
-    (128, 64, 8, 3),
-    (128, 128, 8, 3),
-    (64, 128, 4, 3),
-    (128, 64, 4, 2),
-    (256, 64, 16, 2),
-    (256, 64, 16, 3),
-)
+TILES = ((64, 64, 4, 3), (128, 128, 8, 3))  # the solution's two, beside the lean kernels
+# Measured and dropped (docs/reports/2026-12-06/probes-attention-ws-flex.md, run 1, H200):
+# 128 x 64 on 8 warps (3 stages) and on 4 (2 stages: 255 registers and 98,336 bytes, two
+# programs an SM), 64 x 128 on 4 warps, and 256 x 64 on 16 warps (four warpgroups; 2 and 3
+# stages): 58-87% of SDPA against the solution's 75-93%.
 
 
 class Lean(NamedTuple):
@@ -95,12 +91,14 @@ class Lean(NamedTuple):
     per_sm: int | None = 1  # programs an SM; None: one program a tile, as the solution
     order: str = ""  # causal: BY_HEAD or LONGEST_FIRST; "" is non-causal
     masked_store: bool = False  # the solution's store: a run-time row stride, rows past S masked
+    maxnreg: int | None = None  # registers a thread may use at most (so more programs fit an SM)
 
     @property
     def name(self) -> str:
         words = " +tail" if self.tail else ""
         words += " +masked store" if self.masked_store else ""
         words += f" causal {self.order}" if self.order else ""
+        words += f" maxnreg {self.maxnreg}" if self.maxnreg else ""
         grid = "a tile each" if self.per_sm is None else f"{self.per_sm}/SM"
         return f"{grid}{words} {self.block_m}x{self.block_n} w{self.warps} s{self.stages}"
 
@@ -108,23 +106,26 @@ class Lean(NamedTuple):
 BY_HEAD = "by head"  # each head's query blocks longest first, heads one after another
 LONGEST_FIRST = "longest first"  # every head's last query block, then every head's one before
 
-# What Triton 3.9 compiles for sm_90 here: the lean kernel at 128 x 128 on 3 stages, 197
-# registers and no stack, 229,432 bytes of shared memory; the solution's 189 and the same bytes.
-# Their key loops compile to the same instructions but for two integer ones. Beside the lean
-# kernel, what it leaves out of the solution, one thing at a time: its grid of one program a
-# tile (a persistent solution was no faster than the solution, 2026-12-06 run 9), and its store.
+# Two programs an SM, so one's q load and output store (which no pipelining hides, and which
+# weigh most at S = 1024, where a tile has 8 key blocks) run beside the other's key loop: 128 x
+# 64 on 8 warps and 2 stages takes 98,336 bytes of shared memory (two fit) and, Triton 3.9
+# compiling for sm_90, 162 registers a thread (one program's 256 threads hold 41,472 of the
+# SM's 65,536); capped at 128, two fit, for 24 bytes of stack. Beside it the lean kernel as it
+# was, one program a tile (the solution's grid): 197 registers, 229,432 bytes, one an SM.
+# H100, 2026-12-06 (run 5 of docs/reports/2026-12-06/probes-attention-ws-flex.md): capped, two
+# an SM took 160.2 us at S = 1024 and 2189.3 at S = 4096 (uncapped, one an SM: 234.3 and 2647.8),
+# against 150.1 and 2017.6 for the lean kernel at 128 x 128; causal 119.2 and 1222.8 against the
+# solution's 99.8 and 1177.4. Not taken.
 PERSISTENT = (
-    Lean(128, 128, 8, 3),
     Lean(128, 128, 8, 3, per_sm=None),
-    Lean(128, 128, 8, 3, masked_store=True),
-    Lean(128, 128, 8, 3, per_sm=None, masked_store=True),
+    Lean(128, 64, 8, 2, per_sm=None),
+    Lean(128, 64, 8, 2, per_sm=None, maxnreg=128),
+    Lean(128, 64, 8, 2, per_sm=2, maxnreg=128),
 )
 CAUSAL_PERSISTENT = (
-    Lean(128, 128, 8, 3, order=BY_HEAD),
-    Lean(128, 128, 8, 3, order=LONGEST_FIRST),
-    Lean(128, 64, 8, 3, order=LONGEST_FIRST),
-    Lean(64, 64, 4, 3, per_sm=2, order=BY_HEAD),
-    Lean(64, 64, 4, 3, per_sm=2, order=LONGEST_FIRST),
+    Lean(128, 64, 8, 2, per_sm=None, order=BY_HEAD),
+    Lean(128, 64, 8, 2, per_sm=None, order=BY_HEAD, maxnreg=128),
+    Lean(64, 64, 4, 3, per_sm=None, order=BY_HEAD),
 )
 
 
@@ -257,6 +258,7 @@ def persistent(lean: Lean):
             BLOCK_M=lean.block_m, BLOCK_N=lean.block_n, TAIL=lean.tail, CAUSAL=bool(lean.order),
             LONGEST_FIRST=lean.order == LONGEST_FIRST, MASKED_STORE=lean.masked_store,
             num_warps=lean.warps, num_stages=lean.stages,
+            **({"maxnreg": lean.maxnreg} if lean.maxnreg else {}),
         )  # fmt: skip
         return out
 
@@ -325,6 +327,7 @@ def check() -> int:
         (96, Lean(32, 16, 1, 1, per_sm=2, order=BY_HEAD)),
         (96, Lean(32, 32, 1, 1, order=LONGEST_FIRST)),
         (96, Lean(32, 16, 1, 1, per_sm=2, order=LONGEST_FIRST)),
+        (96, Lean(32, 16, 1, 1, per_sm=None, maxnreg=128)),
     ):
         q, k, v = (torch.randn(1, 2, seq_len, 16, dtype=torch.bfloat16) for _ in range(3))
         causal = bool(lean.order)
