@@ -39,7 +39,9 @@ stages leave (262,200 bytes of 232,448).
 
 from __future__ import annotations
 
+import importlib.util
 import sys
+import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -106,27 +108,42 @@ class Lean(NamedTuple):
 BY_HEAD = "by head"  # each head's query blocks longest first, heads one after another
 LONGEST_FIRST = "longest first"  # every head's last query block, then every head's one before
 
-# Two programs an SM, so one's q load and output store (which no pipelining hides, and which
-# weigh most at S = 1024, where a tile has 8 key blocks) run beside the other's key loop: 128 x
-# 64 on 8 warps and 2 stages takes 98,336 bytes of shared memory (two fit) and, Triton 3.9
-# compiling for sm_90, 162 registers a thread (one program's 256 threads hold 41,472 of the
-# SM's 65,536); capped at 128, two fit, for 24 bytes of stack. Beside it the lean kernel as it
-# was, one program a tile (the solution's grid): 197 registers, 229,432 bytes, one an SM.
-# H100, 2026-12-06 (run 5 of docs/reports/2026-12-06/probes-attention-ws-flex.md): capped, two
-# an SM took 160.2 us at S = 1024 and 2189.3 at S = 4096 (uncapped, one an SM: 234.3 and 2647.8),
-# against 150.1 and 2017.6 for the lean kernel at 128 x 128; causal 119.2 and 1222.8 against the
-# solution's 99.8 and 1177.4. Not taken.
-PERSISTENT = (
-    Lean(128, 128, 8, 3, per_sm=None),
-    Lean(128, 64, 8, 2, per_sm=None),
-    Lean(128, 64, 8, 2, per_sm=None, maxnreg=128),
-    Lean(128, 64, 8, 2, per_sm=2, maxnreg=128),
-)
-CAUSAL_PERSISTENT = (
-    Lean(128, 64, 8, 2, per_sm=None, order=BY_HEAD),
-    Lean(128, 64, 8, 2, per_sm=None, order=BY_HEAD, maxnreg=128),
-    Lean(64, 64, 4, 3, per_sm=None, order=BY_HEAD),
-)
+# Measured and dropped (H100, 2026-12-06, run 5 of docs/reports/2026-12-06/probes-attention-
+# ws-flex.md; the code is at commit e13326c): two programs an SM, 128 x 64 tiles on 8 warps and
+# 2 stages with registers capped at 128 (maxnreg) so that two fit, one's q load and output
+# store beside the other's key loop: 160.2 us at S = 1024 and 2189.3 at S = 4096 against 150.1
+# and 2017.6 for the lean kernel at 128 x 128, one program a tile (kept below as the yardstick).
+PERSISTENT = (Lean(128, 128, 8, 3, per_sm=None),)
+CAUSAL_PERSISTENT = (Lean(64, 64, 4, 3, per_sm=None, order=BY_HEAD),)
+
+# The solution with one line changed, beside it: the lean kernel stays 2-3% ahead at S = 4096
+# one program a tile and with the solution's store (run 1), and what is left between them is
+# mostly integer work. The solution computes each head's first row in int64 (for its pointer
+# path's offsets) and truncates it to int32 at every descriptor load; here, computed in int32
+# as the lean kernel does (TMA coordinates are int32 anyway). H100, 2026-12-06 (run 6 of
+# docs/reports/2026-12-06/probes-attention-ws-flex.md): no change, 2074.4 against 2074.3 us at
+# S = 4096 (the lean kernel 2028.5), 158.5 against 157.9 at S = 1024.
+SOLUTION_EDITS = {
+    "solution, int32 rows": (
+        "row0 = batch_head * seq_len",
+        "row0 = tl.program_id(1) * seq_len",
+    ),
+}
+
+
+def edited_solutions(folder: Path) -> dict:
+    """Each of SOLUTION_EDITS applied to the solution, loaded as a module of its own."""
+    text = (ROOT / "drills" / "solutions" / "m3_attention.py").read_text(encoding="utf-8")
+    found = {}
+    for number, (name, (old, new)) in enumerate(SOLUTION_EDITS.items()):
+        assert text.count(old) == 1, f"{name}: the line to change is not in the solution once"
+        path = folder / f"m3_attention_edit_{number}.py"
+        path.write_text(text.replace(old, new), encoding="utf-8")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        found[name] = module
+    return found
 
 
 @triton.jit
@@ -279,8 +296,9 @@ def with_tiles(module, tiles):
     return call
 
 
-def timed(shape: dict, op, module) -> list[dict]:
+def timed(shape: dict, op, module, edits: dict) -> list[dict]:
     found = {"SDPA": op.eager, "solution": module.attention}
+    found |= {name: edited.attention for name, edited in edits.items()}
     # causal needs BLOCK_M a multiple of BLOCK_N (the module docstring)
     fit = [t for t in TILES if not shape["causal"] or t[0] % t[1] == 0]
     found |= {"{}x{} w{} s{}".format(*tiles): with_tiles(module, tiles) for tiles in fit}
@@ -334,6 +352,13 @@ def check() -> int:
         want = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
         got = persistent(lean)(q, k, v, causal).float()
         ok = ok and torch.allclose(got, want.float(), atol=2e-2)
+    with tempfile.TemporaryDirectory() as folder:
+        for edited in edited_solutions(Path(folder)).values():
+            for causal in (False, True):
+                q, k, v = (torch.randn(1, 2, 96, 16, dtype=torch.bfloat16) for _ in range(3))
+                want = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                got = edited.attention(q, k, v, causal=causal).float()
+                ok = ok and torch.allclose(got, want.float(), atol=2e-2)
     print("every tile config computes attention" if ok else "a tile config is wrong")
     return 0 if ok else 1
 
@@ -341,7 +366,9 @@ def check() -> int:
 def measure() -> list[dict]:
     op = load_recipes(ROOT / "drills" / "bench" / "m3.py")["attention"]
     module = load_solution("m3_attention")
-    return [row for shape in SHAPES for row in timed(shape, op, module)]
+    with tempfile.TemporaryDirectory() as folder:
+        edits = edited_solutions(Path(folder))
+        return [row for shape in SHAPES for row in timed(shape, op, module, edits)]
 
 
 def main(argv: list[str] | None = None) -> int:
