@@ -25,14 +25,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import torch  # noqa: E402
-from tune_sweep import in_turn, load_solution, print_rows, save_json  # noqa: E402
+from probe_attention_tiles import SHAPES, against_sdpa  # noqa: E402 - scripts is on the path
+from tune_sweep import load_solution, save_json  # noqa: E402
 
 from tutor.bench.recipe import load_recipes  # noqa: E402
-
-DTYPE = "bfloat16"
-SHAPES = tuple(
-    {"b": 4, "h": 32, "s": s, "d": 128, "causal": causal} for s in (1024, 4096) for causal in (0, 1)
-)
 
 
 def flex_side(seq_len: int, autotune: bool):
@@ -55,24 +51,7 @@ def timed(shape: dict, op, module, autotune: bool) -> list[dict]:
     flex = flex_side(shape["s"], autotune)
     name = "flex_attention" + (" max-autotune" if autotune else "")
     sides = {"SDPA": op.eager, "solution": module.attention, name: flex}
-    rows = in_turn(op, shape, DTYPE, sides)
-    flops = op.flop_count(shape)
-    sdpa = rows[0]["graph_us"]
-    for row in rows:
-        us = row["graph_us"]
-        row["of_sdpa"] = sdpa / us if us and sdpa else None
-        row["tflops"] = flops / us / 1e6 if us else None
-    print_rows(
-        f"attention s={shape['s']:<4} causal={shape['causal']}",
-        rows,
-        lambda row: (
-            f"{row['graph_us']:9.1f} µs {row['of_sdpa']:6.1%} of SDPA {row['tflops']:5.0f} TFLOP/s"
-        ),
-    )
-    for row in rows:
-        if row["error"]:
-            print(f"  {row['side']}: {row['error']}", flush=True)
-    return rows
+    return against_sdpa(shape, op, sides)
 
 
 def main(argv: list[str] | None = None) -> int:

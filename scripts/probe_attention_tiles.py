@@ -39,7 +39,6 @@ stages leave (262,200 bytes of 232,448).
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import tempfile
 from pathlib import Path
@@ -55,6 +54,7 @@ import triton.language as tl  # noqa: E402
 from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: E402
 from tune_sweep import (  # noqa: E402 - scripts is on the path
     in_turn,
+    load_module,
     load_solution,
     print_rows,
     probe_main,
@@ -139,10 +139,7 @@ def edited_solutions(folder: Path) -> dict:
         assert text.count(old) == 1, f"{name}: the line to change is not in the solution once"
         path = folder / f"m3_attention_edit_{number}.py"
         path.write_text(text.replace(old, new), encoding="utf-8")
-        spec = importlib.util.spec_from_file_location(path.stem, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        found[name] = module
+        found[name] = load_module(path)
     return found
 
 
@@ -305,7 +302,14 @@ def timed(shape: dict, op, module, edits: dict) -> list[dict]:
     leans = CAUSAL_PERSISTENT if shape["causal"] else PERSISTENT
     found |= {lean.name: persistent(lean) for lean in leans}
     found["solution again"] = module.attention  # last in the rotation: does the place matter?
-    rows = in_turn(op, shape, DTYPE, found)
+    return against_sdpa(shape, op, found)
+
+
+def against_sdpa(shape: dict, op, sides: dict) -> list[dict]:
+    """`sides` (SDPA first) timed in turn at `shape` (tune_sweep.in_turn), each row with its
+    share of SDPA's speed and its TFLOP/s, printed with the reason any side failed. The m3
+    probes' common table (this one, probe_attention_ws.py, probe_attention_flex.py)."""
+    rows = in_turn(op, shape, DTYPE, sides)
     flops = op.flop_count(shape)
     sdpa = rows[0]["graph_us"]
     for row in rows:
@@ -315,8 +319,13 @@ def timed(shape: dict, op, module, edits: dict) -> list[dict]:
     print_rows(
         f"attention s={shape['s']:<4} causal={shape['causal']}",
         rows,
-        lambda row: f"{row['graph_us']:9.1f} µs {row['of_sdpa']:6.1%} of SDPA",
+        lambda row: (
+            f"{row['graph_us']:9.1f} µs {row['of_sdpa']:6.1%} of SDPA {row['tflops']:5.0f} TFLOP/s"
+        ),
     )
+    for row in rows:
+        if row["error"]:
+            print(f"  {row['side']}: {row['error']}", flush=True)
     return rows
 
 

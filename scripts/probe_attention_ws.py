@@ -34,14 +34,10 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-from tune_sweep import in_turn, load_solution, print_rows, probe_main  # noqa: E402
+from probe_attention_tiles import SHAPES, against_sdpa  # noqa: E402 - scripts is on the path
+from tune_sweep import load_solution, probe_main  # noqa: E402
 
 from tutor.bench.recipe import load_recipes  # noqa: E402
-
-DTYPE = "bfloat16"
-SHAPES = tuple(
-    {"b": 4, "h": 32, "s": s, "d": 128, "causal": causal} for s in (1024, 4096) for causal in (0, 1)
-)
 
 
 class Variant(NamedTuple):
@@ -183,8 +179,10 @@ def try_one(index: int, causal: int) -> int:
 
 
 def _scratch(size: int, alignment: int, stream) -> torch.Tensor:
-    """Global memory for the descriptors a kernel makes (triton.set_allocator)."""
-    return torch.empty(size, dtype=torch.int8, device="cuda")
+    """Memory for the descriptors a kernel makes (triton.set_allocator): the GPU's, or the
+    CPU's under the interpreter (--check)."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    return torch.empty(size, dtype=torch.int8, device=device)
 
 
 def device_desc(variant: Variant):
@@ -209,29 +207,14 @@ def timed(shape: dict, op, module) -> list[dict]:
     variants = CAUSAL_VARIANTS if shape["causal"] else VARIANTS
     found |= {v.name: device_desc(v) for v in variants if compiles(v, shape["causal"])}
     found["solution again"] = module.attention
-    rows = in_turn(op, shape, DTYPE, found)
-    flops = op.flop_count(shape)
-    sdpa = rows[0]["graph_us"]
-    for row in rows:
-        us = row["graph_us"]
-        row["of_sdpa"] = sdpa / us if us and sdpa else None
-        row["tflops"] = flops / us / 1e6 if us else None
-    print_rows(
-        f"attention s={shape['s']:<4} causal={shape['causal']}",
-        rows,
-        lambda row: f"{row['graph_us']:9.1f} µs {row['of_sdpa']:6.1%} of SDPA",
-    )
-    for row in rows:
-        if row["error"]:
-            print(f"  {row['side']}: {row['error']}", flush=True)
-    return rows
+    return against_sdpa(shape, op, found)
 
 
 def check() -> int:
     from tutor.harness import interpreter
 
     interpreter.install()  # the plain interpreter multiplies bf16 tiles as raw integers
-    triton.set_allocator(_scratch_cpu)
+    triton.set_allocator(_scratch)
     ok = True
     for variant in (
         Variant(32, 16, 1, 1, ws=False),
@@ -244,10 +227,6 @@ def check() -> int:
             ok = ok and torch.allclose(got, want.float(), atol=2e-2)
     print("every variant computes attention" if ok else "a variant is wrong")
     return 0 if ok else 1
-
-
-def _scratch_cpu(size: int, alignment: int, stream) -> torch.Tensor:
-    return torch.empty(size, dtype=torch.int8)
 
 
 def measure() -> list[dict]:

@@ -54,7 +54,7 @@ def timed(recipe, shape, fn, reference) -> tuple[float, float]:
 def probe(drill: str, solution: str, function: str, settings, apply, rows: list, gbps: float):
     recipe = load_recipes(ROOT / "drills" / "bench" / f"{drill}.py")[function]
     module = load_solution(solution)
-    compiled = torch.compile(recipe.eager, dynamic=False)
+    compiled = recipe.compiled_fn()
     for shape in SHAPES[drill]:
         base = recipe.inputs(shape, "bfloat16", "cuda")
         fresh = clone_inputs(base)

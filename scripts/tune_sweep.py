@@ -27,8 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def load_solution(name: str):
     """A reference solution as a module (drills/solutions/<name>.py)."""
-    path = ROOT / "drills" / "solutions" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(name, path)
+    return load_module(ROOT / "drills" / "solutions" / f"{name}.py")
+
+
+def load_module(path: Path):
+    """The Python file at `path` as a module named after it."""
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
