@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
-"""Does the order of the bench's CUDA-graph timings decide m1's and m2's share of cuBLAS?
-(issue 27; H100, 2026-12-05: m1 196-203 µs a call in scripts/probe_clocks.py, whose every
-stretch follows a moment's idle, and 208-220 in the bench process, timed right after cuBLAS;
-the inputs and the import were ruled out by scripts/probe_graph_inputs.py.)
+"""Does the order of the bench's CUDA-graph timings decide m1's and m2's share of cuBLAS, and
+m3's of SDPA? (issue 27; H100, 2026-12-05: m1 196-203 µs a call in scripts/probe_clocks.py,
+whose every stretch follows a moment's idle, and 208-220 in the bench process, timed right
+after cuBLAS; the inputs and the import were ruled out by scripts/probe_graph_inputs.py.
+2026-12-06: m3's solution at S = 1024 took 167.9 µs in turn with SDPA and 153.9 in turn with
+flex_attention, in one report.)
 
-    python scripts/probe_graph_order.py [--rounds 3] [--out DIR]
+    python scripts/probe_graph_order.py [--rounds 3] [--drills m1,m2,m3] [--out DIR]
 
-Each round times every pair three ways, in one process:
+Each round times every pair five ways, in one process:
 
-- cuBLAS first: each graph timed alone, one after the other, no warm-up (the bench's way
+- yardstick first: each graph timed alone, one after the other, no warm-up (the bench's way
   before `tutor.bench.timing.graphs_us`);
 - solution first: the same, the other way round;
+- warmed, yardstick first / solution first: each graph alone after its own warm-up
+  (`timing.graph_us`), so each runs at the clock its own load settles at;
 - in turn: both graphs replayed untimed first (0.3 s for these), then in rotation (`graphs_us`, the
   bench's way now).
 """
@@ -31,34 +35,55 @@ from tune_sweep import load_solution, save_json  # noqa: E402 - the scripts fold
 from tutor.bench import timing  # noqa: E402
 from tutor.bench.recipe import clone_inputs, load_recipes  # noqa: E402
 
-SHAPE = {"m": 4096, "n": 4096, "k": 4096}
+MATMUL = {"m": 4096, "n": 4096, "k": 4096}
+# The pairs: label, drill, solution file, function, yardstick, shape.
+PAIRS = (
+    ("m1", "m1", "m1_matmul", "matmul", "cuBLAS", MATMUL),
+    ("m2", "m2", "m2_linear_act", "linear_gelu", "cuBLAS + gelu", MATMUL),
+    *(
+        (
+            f"m3 s={s} causal={c}",
+            "m3",
+            "m3_attention",
+            "attention",
+            "SDPA",
+            {"b": 4, "h": 32, "s": s, "d": 128, "causal": c},
+        )
+        for s, c in ((1024, 0), (1024, 1), (4096, 1))
+    ),
+)
 
 
 def _alone(calls: dict) -> dict[str, float]:
     """Each graph timed by itself, one after the other, with no warm-up."""
     warm, timing.WARM_S = timing.WARM_S, 0.0
     try:
-        return {name: timing.graph_us(call) for name, call in calls.items()}
+        return _warmed(calls)
     finally:
         timing.WARM_S = warm
+
+
+def _warmed(calls: dict) -> dict[str, float]:
+    """Each graph timed by itself after its own warm-up, one after the other."""
+    return {name: timing.graph_us(call) for name, call in calls.items()}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--drills", default="m1,m2,m3")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     pairs = {}
-    for drill, file, function, yardstick in (
-        ("m1", "m1_matmul", "matmul", "cuBLAS"),
-        ("m2", "m2_linear_act", "linear_gelu", "cuBLAS + gelu"),
-    ):
+    for label, drill, file, function, yardstick, shape in PAIRS:
+        if drill not in args.drills.split(","):
+            continue
         op = load_recipes(ROOT / "drills" / "bench" / f"{drill}.py")[function]
-        count = timing.graph_input_sets(op.bytes_moved(SHAPE, "bfloat16"), timing.l2_bytes())
-        base = op.inputs(SHAPE, "bfloat16", "cuda")
+        count = timing.graph_input_sets(op.bytes_moved(shape, "bfloat16"), timing.l2_bytes())
+        base = op.inputs(shape, "bfloat16", "cuda")
         sets = [clone_inputs(base) for _ in range(count)]
         mine = getattr(load_solution(file), function)
-        pairs[drill] = {
+        pairs[label] = {
             yardstick: lambda k, sets=sets, n=count, f=op.eager: f(*sets[k % n]),
             f"{drill} solution": lambda k, sets=sets, n=count, f=mine: f(*sets[k % n]),
         }
@@ -69,13 +94,17 @@ def main() -> int:
             ways = {
                 "yardstick first": _alone(calls),
                 "solution first": _alone({solution: calls[solution], yardstick: calls[yardstick]}),
+                "warmed, yardstick first": _warmed(calls),
+                "warmed, solution first": _warmed(
+                    {solution: calls[solution], yardstick: calls[yardstick]}
+                ),
                 "in turn": timing.graphs_us(calls)[0],
             }
             for way, times in ways.items():
                 share = times[yardstick] / times[solution]
                 rows.append({"round": rnd, "drill": drill, "way": way, **times, "share": share})
                 print(
-                    f"round {rnd}  {drill}  {way:<16} {yardstick} {times[yardstick]:7.2f} µs  "
+                    f"round {rnd}  {drill}  {way:<23} {yardstick} {times[yardstick]:7.2f} µs  "
                     f"solution {times[solution]:7.2f} µs  ({share:.1%})",
                     flush=True,
                 )
