@@ -6,7 +6,7 @@ after cuBLAS; the inputs and the import were ruled out by scripts/probe_graph_in
 2026-12-06: m3's solution at S = 1024 took 167.9 µs in turn with SDPA and 153.9 in turn with
 flex_attention, in one report.)
 
-    python scripts/probe_graph_order.py [--rounds 3] [--drills m1,m2,m3] [--out DIR]
+    python scripts/probe_graph_order.py [--rounds 3] [--drills m1,m2,m3] [--clocks] [--out DIR]
 
 Each round times every pair five ways, in one process:
 
@@ -17,6 +17,10 @@ Each round times every pair five ways, in one process:
   (`timing.graph_us`), so each runs at the clock its own load settles at;
 - in turn: both graphs replayed untimed first (0.3 s for these), then in rotation (`graphs_us`, the
   bench's way now).
+
+`--clocks` samples the card with nvidia-smi (scripts/probe_clocks.py's Sampler) through each
+graph timed alone and through each in-turn timing as a whole: whether a side runs slower
+beside the other because the card's clock is lower there.
 """
 
 from __future__ import annotations
@@ -30,7 +34,8 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
-from tune_sweep import load_solution, save_json  # noqa: E402 - the scripts folder is on the path
+from probe_clocks import Sampler  # noqa: E402 - the scripts folder is on the path
+from tune_sweep import load_solution, save_json  # noqa: E402
 
 from tutor.bench import timing  # noqa: E402
 from tutor.bench.recipe import clone_inputs, load_recipes  # noqa: E402
@@ -54,6 +59,20 @@ PAIRS = (
 )
 
 
+SAMPLE = {"clocks": False}  # --clocks
+CLOCKS: dict[str, dict] = {}  # with --clocks: the card's samples of the last timing, by side
+
+
+def _sampled(name: str, timed):
+    """`timed()`, with the card sampled meanwhile into CLOCKS[name] when --clocks is on."""
+    if not SAMPLE["clocks"]:
+        return timed()
+    with Sampler() as sampler:
+        result = timed()
+    CLOCKS[name] = sampler.summary()
+    return result
+
+
 def _alone(calls: dict) -> dict[str, float]:
     """Each graph timed by itself, one after the other, with no warm-up."""
     warm, timing.WARM_S = timing.WARM_S, 0.0
@@ -65,15 +84,35 @@ def _alone(calls: dict) -> dict[str, float]:
 
 def _warmed(calls: dict) -> dict[str, float]:
     """Each graph timed by itself after its own warm-up, one after the other."""
-    return {name: timing.graph_us(call) for name, call in calls.items()}
+    return {
+        name: _sampled(name, lambda call=call: timing.graph_us(call))
+        for name, call in calls.items()
+    }
+
+
+def _in_turn(calls: dict) -> dict[str, float]:
+    """The graphs timed in turn, the bench's way."""
+    return _sampled("in turn", lambda: timing.graphs_us(calls)[0])
+
+
+def _clock_text(names: list[str]) -> str:
+    """The median SM clock and power of each sampled side, for the printed line."""
+    parts = [
+        f"{name} {CLOCKS[name]['sm_mhz']:.0f} MHz {CLOCKS[name]['watts']:.0f} W"
+        for name in names
+        if CLOCKS.get(name, {}).get("samples")
+    ]
+    return ("  [" + "; ".join(parts) + "]") if parts else ""
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--drills", default="m1,m2,m3")
+    parser.add_argument("--clocks", action="store_true", help="sample the card's clock and power")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    SAMPLE["clocks"] = args.clocks
     pairs = {}
     for label, drill, file, function, yardstick, shape in PAIRS:
         if drill not in args.drills.split(","):
@@ -91,21 +130,26 @@ def main() -> int:
     for rnd in range(args.rounds):
         for drill, calls in pairs.items():
             yardstick, solution = list(calls)
+            swapped = {solution: calls[solution], yardstick: calls[yardstick]}
             ways = {
-                "yardstick first": _alone(calls),
-                "solution first": _alone({solution: calls[solution], yardstick: calls[yardstick]}),
-                "warmed, yardstick first": _warmed(calls),
-                "warmed, solution first": _warmed(
-                    {solution: calls[solution], yardstick: calls[yardstick]}
-                ),
-                "in turn": timing.graphs_us(calls)[0],
+                "yardstick first": (_alone, calls),
+                "solution first": (_alone, swapped),
+                "warmed, yardstick first": (_warmed, calls),
+                "warmed, solution first": (_warmed, swapped),
+                "in turn": (_in_turn, calls),
             }
-            for way, times in ways.items():
+            for way, (timed, sides_in_order) in ways.items():
+                times = timed(sides_in_order)
                 share = times[yardstick] / times[solution]
-                rows.append({"round": rnd, "drill": drill, "way": way, **times, "share": share})
+                sides = ["in turn"] if way == "in turn" else [yardstick, solution]
+                clocks = {name: CLOCKS[name] for name in sides if name in CLOCKS}
+                rows.append(
+                    {"round": rnd, "drill": drill, "way": way, **times, "share": share}
+                    | ({"clocks": clocks} if clocks else {})
+                )
                 print(
                     f"round {rnd}  {drill}  {way:<23} {yardstick} {times[yardstick]:7.2f} µs  "
-                    f"solution {times[solution]:7.2f} µs  ({share:.1%})",
+                    f"solution {times[solution]:7.2f} µs  ({share:.1%}){_clock_text(sides)}",
                     flush=True,
                 )
     result = {
