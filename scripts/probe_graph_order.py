@@ -59,48 +59,44 @@ PAIRS = (
 )
 
 
-SAMPLE = {"clocks": False}  # --clocks
-CLOCKS: dict[str, dict] = {}  # with --clocks: the card's samples of the last timing, by side
-
-
-def _sampled(name: str, timed):
-    """`timed()`, with the card sampled meanwhile into CLOCKS[name] when --clocks is on."""
-    if not SAMPLE["clocks"]:
+def _sampled(timed, clocks: dict | None, name: str):
+    """`timed()`; with `clocks` (--clocks), the card sampled meanwhile into clocks[name]."""
+    if clocks is None:
         return timed()
     with Sampler() as sampler:
         result = timed()
-    CLOCKS[name] = sampler.summary()
+    clocks[name] = sampler.summary()
     return result
 
 
-def _alone(calls: dict) -> dict[str, float]:
+def _alone(calls: dict, clocks: dict | None) -> dict[str, float]:
     """Each graph timed by itself, one after the other, with no warm-up."""
     warm, timing.WARM_S = timing.WARM_S, 0.0
     try:
-        return _warmed(calls)
+        return _warmed(calls, clocks)
     finally:
         timing.WARM_S = warm
 
 
-def _warmed(calls: dict) -> dict[str, float]:
-    """Each graph timed by itself after its own warm-up, one after the other."""
+def _warmed(calls: dict, clocks: dict | None) -> dict[str, float]:
+    """Each graph timed by itself after timing.WARM_S's warm-up, one after the other."""
     return {
-        name: _sampled(name, lambda call=call: timing.graph_us(call))
+        name: _sampled(lambda call=call: timing.graph_us(call), clocks, name)
         for name, call in calls.items()
     }
 
 
-def _in_turn(calls: dict) -> dict[str, float]:
-    """The graphs timed in turn, the bench's way."""
-    return _sampled("in turn", lambda: timing.graphs_us(calls)[0])
+def _in_turn(calls: dict, clocks: dict | None) -> dict[str, float]:
+    """The graphs timed in turn, the bench's way; the card sampled through all of it."""
+    return _sampled(lambda: timing.graphs_us(calls)[0], clocks, "in turn")
 
 
-def _clock_text(names: list[str]) -> str:
-    """The median SM clock and power of each sampled side, for the printed line."""
+def _clock_text(clocks: dict | None) -> str:
+    """The median SM clock and power of each sampled stretch, for the printed line."""
     parts = [
-        f"{name} {CLOCKS[name]['sm_mhz']:.0f} MHz {CLOCKS[name]['watts']:.0f} W"
-        for name in names
-        if CLOCKS.get(name, {}).get("samples")
+        f"{name} {seen['sm_mhz']:.0f} MHz {seen['watts']:.0f} W"
+        for name, seen in (clocks or {}).items()
+        if seen.get("samples")
     ]
     return ("  [" + "; ".join(parts) + "]") if parts else ""
 
@@ -112,7 +108,6 @@ def main() -> int:
     parser.add_argument("--clocks", action="store_true", help="sample the card's clock and power")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    SAMPLE["clocks"] = args.clocks
     pairs = {}
     for label, drill, file, function, yardstick, shape in PAIRS:
         if drill not in args.drills.split(","):
@@ -139,17 +134,16 @@ def main() -> int:
                 "in turn": (_in_turn, calls),
             }
             for way, (timed, sides_in_order) in ways.items():
-                times = timed(sides_in_order)
+                clocks = {} if args.clocks else None
+                times = timed(sides_in_order, clocks)
                 share = times[yardstick] / times[solution]
-                sides = ["in turn"] if way == "in turn" else [yardstick, solution]
-                clocks = {name: CLOCKS[name] for name in sides if name in CLOCKS}
                 rows.append(
                     {"round": rnd, "drill": drill, "way": way, **times, "share": share}
                     | ({"clocks": clocks} if clocks else {})
                 )
                 print(
                     f"round {rnd}  {drill}  {way:<23} {yardstick} {times[yardstick]:7.2f} µs  "
-                    f"solution {times[solution]:7.2f} µs  ({share:.1%}){_clock_text(sides)}",
+                    f"solution {times[solution]:7.2f} µs  ({share:.1%}){_clock_text(clocks)}",
                     flush=True,
                 )
     result = {
