@@ -18,10 +18,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tutor.catalogue import load_catalogue  # noqa: E402
-from tutor.paths import CoursePaths  # noqa: E402
-from tutor.perfcheck import check_perf  # noqa: E402
-from tutor.warm import WarmPool  # noqa: E402
+from tutor.course.catalogue import load_catalogue  # noqa: E402
+from tutor.course.paths import CoursePaths  # noqa: E402
+from tutor.dev.perfcheck import check_perf  # noqa: E402
+from tutor.run.warm import WarmPool  # noqa: E402
 
 SIDE_FIELDS = {"mine": "impl", "reference": "reference", "eager": "eager"}
 

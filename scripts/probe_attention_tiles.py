@@ -330,7 +330,7 @@ def against_sdpa(shape: dict, op, sides: dict) -> list[dict]:
 
 
 def check() -> int:
-    from tutor.harness import interpreter
+    from tutor.kernels.triton import interpreter
 
     interpreter.install()  # the plain interpreter multiplies bf16 tiles as raw integers
     module = load_solution("m3_attention")

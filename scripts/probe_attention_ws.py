@@ -211,7 +211,7 @@ def timed(shape: dict, op, module) -> list[dict]:
 
 
 def check() -> int:
-    from tutor.harness import interpreter
+    from tutor.kernels.triton import interpreter
 
     interpreter.install()  # the plain interpreter multiplies bf16 tiles as raw integers
     triton.set_allocator(_scratch)

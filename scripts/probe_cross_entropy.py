@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-from probe_liger import case_rows  # noqa: E402 - the scripts folder is on the path
+from tutor.dev.liger import case_rows  # noqa: E402
 from tune_sweep import load_solution, save_json  # noqa: E402
 
 from tutor.bench.recipe import load_recipes  # noqa: E402

@@ -29,9 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tutor.catalogue import load_catalogue  # noqa: E402
-from tutor.paths import CoursePaths  # noqa: E402
-from tutor.perfcheck import NO_PERF_DIAGNOSIS, perf_targets  # noqa: E402
+from tutor.course.catalogue import load_catalogue  # noqa: E402
+from tutor.course.paths import CoursePaths  # noqa: E402
+from tutor.dev.perfcheck import NO_PERF_DIAGNOSIS, perf_targets  # noqa: E402
 
 FUNCTION = re.compile(r"Function properties for (\S+)")
 FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")

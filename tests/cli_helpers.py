@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tutor.course.paths import CoursePaths
 from tutor.dev import patches
-from tutor.paths import CoursePaths
 
 
 def tutor(

@@ -9,14 +9,14 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tutor.catalogue import Catalogue, load_catalogue
-from tutor.paths import CoursePaths
+from tutor.course.catalogue import Catalogue, load_catalogue
+from tutor.course.paths import CoursePaths
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 pytest_plugins = ["pytester"]
 
-# One torch thread per test process, as in the tutor's own runs (tutor.runner.TORCH_THREADS):
+# One torch thread per test process, as in the tutor's own runs (tutor.run.runner.TORCH_THREADS):
 # with xdist's workers on every core, more threads only wait for each other. Set before any
 # test module imports torch.
 os.environ.setdefault("OMP_NUM_THREADS", "1")

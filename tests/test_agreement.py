@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tutor import diagnoses as dx
-from tutor.agreement import END_UNWRITTEN, GRID_STOPS, NO_GRID_STOPS, withdraw_unborne_claims
-from tutor.results import TestResult
+from tutor.course import diagnoses as dx
+from tutor.run.agreement import END_UNWRITTEN, GRID_STOPS, NO_GRID_STOPS, withdraw_unborne_claims
+from tutor.run.results import TestResult
 from tutor.states import Outcome
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import importlib.util
 import json
 import math
 import sys
@@ -23,14 +22,15 @@ import pytest
 import torch
 from solution_modules import load_solution
 
-from tutor import bench, i18n
-from tutor import results as r
+from tutor import bench
 from tutor.bench import child as bench_child
 from tutor.bench import isolated as bench_isolated
 from tutor.bench.recipe import DTYPES, RecipeError, load_recipes
-from tutor.catalogue import BenchCase
+from tutor.course.catalogue import BenchCase
+from tutor.course.progress import ProgressStore
 from tutor.dev import check as devcheck
-from tutor.progress import ProgressStore
+from tutor.lang import i18n
+from tutor.run import results as r
 from tutor.states import BenchStatus, RunStatus
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -824,12 +824,9 @@ def test_bench_process_without_a_gpu_writes_no_gpu(monkeypatch, tmp_path):
 
 @pytest.fixture(scope="module")
 def gpu_report():
-    spec = importlib.util.spec_from_file_location("gpu_report", ROOT / "scripts" / "gpu_report.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gpu_report"] = module  # dataclasses look their module up while it loads
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop("gpu_report", None)
+    from tutor.dev import report
+
+    return report
 
 
 def test_the_whole_report_target_needs_every_verdict_and_bench_and_the_coach_its_rows(
@@ -904,7 +901,7 @@ def test_the_reports_coach_judges_the_solution_on_the_bench_it_already_ran(
 ):
     """The report benches every solution before the coach runs; the coach benches only the
     slow kernels and reads the solution's verdict off that bench (16 fewer benches a report)."""
-    from tutor.perfcheck import check_perf
+    from tutor.dev.perfcheck import check_perf
 
     state = gpu_report.State(date="2026-01-02", started=time.monotonic(), options={})
     solution_bench = _report(_row(perf=[{"id": "spills", "text": "x"}], perf_verdict="spills"))
@@ -1145,7 +1142,7 @@ def test_the_reports_liger_step_keeps_the_probes_rows_or_says_in_one_note_why_no
     assert env["TUTOR_GPU_LOCK"].endswith("gpu-timing.lock")  # timed under the benches' lock
     assert state.liger == {"rows": [{"case": "x"}]} and not state.notes
     gpu_report.run_liger(state, catalogue, ["t4"], later)
-    assert state.notes == ["liger: probe_liger.py exited 2: ImportError: no liger_kernel"]
+    assert state.notes == ["liger: tutor.dev.liger exited 2: ImportError: no liger_kernel"]
     gpu_report.run_liger(state, catalogue, ["f5"], time.monotonic() + 5)  # no time left
     assert len(ran) == 2 and "not run" in state.notes[-1]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tutor.catalogue import CatalogueError, Mistake, load_catalogue
-from tutor.paths import CoursePaths
+from tutor.course.catalogue import CatalogueError, Mistake, load_catalogue
+from tutor.course.paths import CoursePaths
 
 
 def test_every_playable_drill_has_its_files(catalogue):

@@ -1,4 +1,4 @@
-"""One check of a drill (tutor.checkrun), as `tutor check` and the app both make it, and the one
+"""One check of a drill (tutor.coach.check), as `tutor check` and the app both make it, and the one
 record of a test's result: its event and its JSON."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from tutor import checkrun
-from tutor import progress as p
-from tutor.catalogue import load_catalogue
-from tutor.coach import Coach
-from tutor.events import (
+from tutor.coach import check
+from tutor.coach.run_hints import Coach
+from tutor.course import progress as p
+from tutor.course.catalogue import load_catalogue
+from tutor.run.events import (
     CollectFailed,
     SessionEnded,
     SessionStarted,
@@ -19,7 +19,7 @@ from tutor.events import (
     TestStarted,
     decode,
 )
-from tutor.results import RunResult, TestResult
+from tutor.run.results import RunResult, TestResult
 from tutor.states import DrillStatus, Outcome, RunStatus
 
 # DESIGN.md's contract for `tutor check --json`: these keys, in this order.
@@ -105,7 +105,7 @@ def test_an_event_of_the_wrong_shape_reads_as_defaults_never_an_error():
 
 
 def test_check_json_keeps_the_contracts_keys(course):
-    checked = checkrun.record(_coach(course), checkrun.CheckedRun(_failed_run()))
+    checked = check.record(_coach(course), check.CheckedRun(_failed_run()))
     data = json.loads(json.dumps(checked.to_json()))
     assert list(data) == CHECK_KEYS
     wrong, passed = data["tests"]
@@ -117,17 +117,17 @@ def test_check_json_keeps_the_contracts_keys(course):
 
 def test_only_a_run_of_the_learners_file_is_recorded(course):
     coach = _coach(course)
-    other = checkrun.record(coach, checkrun.CheckedRun(_failed_run(), impl="solutions"))
+    other = check.record(coach, check.CheckedRun(_failed_run(), impl="solutions"))
     assert not other.recorded and other.hint.diagnosis == "padding-where"  # shown, not kept
     assert coach.store.drill("t3").runs == 0
-    mine = checkrun.record(coach, checkrun.CheckedRun(_failed_run()))
+    mine = check.record(coach, check.CheckedRun(_failed_run()))
     assert mine.recorded and coach.store.drill("t3").runs == 1
     assert coach.store.drill("t3").status == DrillStatus.FAILING
 
 
 def test_a_runner_that_fails_is_a_set_up_error_and_not_recorded(course):
     coach = _coach(course)
-    checked = checkrun.check(FakeRunner(error=RuntimeError("no pytest")), coach, "t3")
+    checked = check.check(FakeRunner(error=RuntimeError("no pytest")), coach, "t3")
     assert checked.result.status == RunStatus.SETUP_ERROR
     assert checked.result.message == "the tutor could not run the tests: no pytest"
     assert not checked.recorded and coach.store.drill("t3").runs == 0
@@ -141,7 +141,7 @@ def test_a_run_cut_short_names_the_tests_it_never_reached(course, status):
     lister = lambda drill_id, impl: asked.append((drill_id, impl)) or [  # noqa: E731
         "f.py::test_a", "f.py::test_b[1]", "f.py::test_c",
     ]  # fmt: skip
-    checked = checkrun.run_tests(runner, "t3", "solutions", list_tests=lister)
+    checked = check.run_tests(runner, "t3", "solutions", list_tests=lister)
     assert asked == [("t3", "solutions")] == runner.asked
     assert checked.never_ran == ["test_b[1]", "test_c"]
     assert checked.to_json()["never_ran"] == ["test_b[1]", "test_c"]
@@ -151,8 +151,8 @@ def test_a_run_that_ended_is_not_listed_and_a_failing_lister_loses_nothing():
     def lister(drill_id, impl):
         raise OSError("no room for the child")
 
-    failed = checkrun.run_tests(FakeRunner(_failed_run()), "t3", list_tests=lister)
+    failed = check.run_tests(FakeRunner(_failed_run()), "t3", list_tests=lister)
     assert failed.all_tests is None and failed.never_ran == []  # not asked: all tests ran
     hung = RunResult("t3", "mine.py", RunStatus.TIMEOUT, diagnoses=["kernel-hang"])
-    cut = checkrun.run_tests(FakeRunner(hung), "t3", list_tests=lister)
+    cut = check.run_tests(FakeRunner(hung), "t3", list_tests=lister)
     assert cut.result is hung and cut.never_ran == []

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tutor import diagnoses as dx
-from tutor.agreement import END_UNWRITTEN
+from tutor.course import diagnoses as dx
 from tutor.harness import inputs
 from tutor.harness.backend import CPU, CUDA, Backend, round_to
 from tutor.harness.checks import (
@@ -18,6 +17,7 @@ from tutor.harness.checks import (
     where_wrong,
 )
 from tutor.harness.failures import DrillFailure
+from tutor.run.agreement import END_UNWRITTEN
 
 TOL = Tolerance(atol=1e-5, rtol=1e-5)  # fp32 math on both sides
 
@@ -154,10 +154,9 @@ def test_all_zeros_is_untouched_only_where_the_memory_could_have_been_zero(tmp_p
     path = tmp_path / "mine.py"
     path.write_text(
         "import torch\n"
-        "from tutor.harness import launches\n"
+        "from tutor.kernels import launches\n"
         "def launch():\n"
-        "    launches._count += 1  # stands in for kernel[(1,)](...)\n"
-        "    launches._programs += 1\n"
+        "    launches.record(launches.Launch((1,), ()))  # stands in for kernel[(1,)](...)\n"
         "def written_with_zeros(x):\n"
         "    launch()  # a kernel that stores 0.0\n"
         "    out = torch.empty_like(x)\n"
@@ -183,13 +182,10 @@ def test_grid_too_small_needs_launches_that_can_stop_where_the_writes_stop(tmp_p
 
     path = tmp_path / "mine.py"
     path.write_text(
-        "import math\n"
         "import torch\n"
-        "from tutor.harness import launches\n"
+        "from tutor.kernels import launches\n"
         "def launch(grid, *blocks):  # stands in for kernel[grid](..., BLOCK=...)\n"
-        "    launches._count += 1\n"
-        "    launches._programs += math.prod(grid)\n"
-        "    launches._recent.append((launches._count, launches.Launch(grid, blocks)))\n"
+        "    launches.record(launches.Launch(grid, blocks))\n"
         "def floor_grid(x):\n"
         "    out = torch.empty_like(x)\n"
         "    launch((x.numel() // 256,), 256)\n"
@@ -229,15 +225,12 @@ def test_an_output_is_judged_by_the_launches_of_the_call_that_made_it(tmp_path, 
 
     path = tmp_path / "mine.py"
     path.write_text(
-        "import math\n"
         "import torch\n"
-        "from tutor.harness import launches\n"
+        "from tutor.kernels import launches\n"
         "def floor_grid(x):\n"
         "    out = torch.empty_like(x)\n"
         "    grid = (x.numel() // 256,)\n"
-        "    launches._count += 1\n"
-        "    launches._programs += math.prod(grid)\n"
-        "    launches._recent.append((launches._count, launches.Launch(grid, (256,))))\n"
+        "    launches.record(launches.Launch(grid, (256,)))\n"
         "    out[: grid[0] * 256] = x[: grid[0] * 256]\n"
         "    return out\n"
     )
@@ -259,15 +252,15 @@ def test_a_copy_the_learner_makes_of_an_input_is_fenced_like_the_input(tmp_path,
     path = tmp_path / "mine.py"
     path.write_text(
         "import torch\n"
-        "from tutor.harness import launches\n"
+        "from tutor.kernels import launches\n"
         "def past_the_copy(x):\n"
-        "    launches._count += 1  # stands in for a kernel that reads one lane past the end\n"
+        "    launches.record(launches.Launch(None, ()))  # a kernel reading one lane past the end\n"
         "    c = x.contiguous()\n"
         "    flat = torch.as_strided(c, (c.numel() + 1,), (1,), c.storage_offset())\n"
         "    out = flat[1:].reshape(c.shape).clone()\n"
         "    return out, c\n"
         "def no_copy(x):\n"
-        "    launches._count += 1\n"
+        "    launches.record(launches.Launch(None, ()))\n"
         "    c = x.contiguous()\n"
         "    return c + 1, c\n"
     )

@@ -111,7 +111,7 @@ def test_drill_ids_are_case_insensitive(course):
 
 
 def test_progress_keeps_solved_apart_from_the_last_run(course):
-    from tutor.progress import ProgressStore
+    from tutor.course.progress import ProgressStore
 
     store = ProgressStore(course.progress_file)
     state = store.drill("t1")
@@ -138,7 +138,7 @@ def test_a_syntax_error_is_said_once_not_once_per_test(course):
 
 def _revealed(course, drill_id: str, diagnosis: str, stages: int) -> None:
     """The progress a failing run of `diagnosis` and `stages - 1` presses of `tutor hint` leave."""
-    from tutor.progress import ProgressStore
+    from tutor.course.progress import ProgressStore
 
     store = ProgressStore(course.progress_file)
     state = store.drill(drill_id)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from tutor import progress as p
-from tutor.catalogue import load_catalogue
-from tutor.coach import Coach
-from tutor.hints import HintBook
-from tutor.results import RunResult, TestResult
+from tutor.coach.run_hints import Coach
+from tutor.course import progress as p
+from tutor.course.catalogue import load_catalogue
+from tutor.course.hints import HintBook
+from tutor.run.results import RunResult, TestResult
 from tutor.states import DrillStatus, RunStatus
 
 
@@ -99,8 +99,8 @@ def test_a_pass_then_a_failure_is_solved_but_failing_and_reset_clears_the_run(co
 
 
 def test_stages_render_as_markdown_code_and_as_plain_text_from_one_source():
-    from tutor.hints import stage_blocks, stage_markdown
-    from tutor.report import stage_plain
+    from tutor.coach.report import stage_plain
+    from tutor.course.hints import stage_blocks, stage_markdown
 
     stage = (
         "Load the padded lanes as -inf:\n\n    x = tl.load(p, mask=m,\n"
@@ -169,7 +169,7 @@ def test_a_generic_ladder_follows_where_the_output_is_wrong(course):
 
 
 def test_code_in_a_last_stage_says_it_uses_the_references_names(course):
-    from tutor.hints import REFERENCE_NAMES
+    from tutor.course.hints import REFERENCE_NAMES
 
     book = HintBook(course.hints_dir, "t2")
     assert book.ladder("padding-neg-inf").stages[-1].endswith(REFERENCE_NAMES)
@@ -179,7 +179,7 @@ def test_code_in_a_last_stage_says_it_uses_the_references_names(course):
 
 
 def test_placeholders_outside_the_list_and_code_in_angle_brackets_stay():
-    from tutor.hints import fill
+    from tutor.course.hints import fill
 
     filled = fill("<drill> in <file>: <count>", "t0", "t0_add.py", {})
     assert filled == "t0 in t0_add.py: some values"
@@ -189,7 +189,7 @@ def test_placeholders_outside_the_list_and_code_in_angle_brackets_stay():
 def test_a_when_block_must_name_a_pattern_and_match_the_stages(tmp_path):
     import pytest
 
-    from tutor.hints import HintFileError, drill_ladders
+    from tutor.course.hints import HintFileError, drill_ladders
 
     def write(text):
         (tmp_path / "x.yaml").write_text(

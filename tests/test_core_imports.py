@@ -6,14 +6,14 @@ import subprocess
 import sys
 
 CORE = [
-    "tutor.catalogue",
-    "tutor.runner",
-    "tutor.coach",
-    "tutor.hints",
-    "tutor.progress",
-    "tutor.workspace",
-    "tutor.report",
-    "tutor.diagnoses",
+    "tutor.course.catalogue",
+    "tutor.run.runner",
+    "tutor.coach.run_hints",
+    "tutor.course.hints",
+    "tutor.course.progress",
+    "tutor.course.workspace",
+    "tutor.coach.report",
+    "tutor.course.diagnoses",
     "tutor.cli",
     "tutor.bench",
 ]

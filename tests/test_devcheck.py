@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import tutor
 
-from tutor import diagnoses as dx
-from tutor.catalogue import load_catalogue
+from tutor.course import diagnoses as dx
+from tutor.course.catalogue import load_catalogue
 from tutor.dev import check as devcheck
 from tutor.dev import patches
 from tutor.states import RunStatus
@@ -166,7 +166,7 @@ def test_code_lines_apart_counts_code_only():
 
 
 def test_judge_follows_the_file_name(catalogue):
-    from tutor import results as r
+    from tutor.run import results as r
 
     drill = catalogue.drill("t2")
     by_name = {t.name: t for t in devcheck.targets(catalogue, drill)}
@@ -275,7 +275,7 @@ def test_dev_check_fails_when_a_starter_stands_in_for_the_solution(course):
 
 def test_the_same_buggy_file_gets_the_same_diagnoses_on_every_run(catalogue):
     """A grid too small leaves memory never written: it reads the same on every run."""
-    from tutor.runner import Runner
+    from tutor.run.runner import Runner
 
     drill = catalogue.drill("t1")
     (target,) = [t for t in devcheck.targets(catalogue, drill) if t.name.startswith("grid-too")][:1]
@@ -290,8 +290,8 @@ def test_a_batch_gives_each_file_what_a_run_of_its_own_gives(catalogue, tmp_path
     outcome, diagnosis and words are those a run of the file alone gives. A file that ends the
     process, or runs past the time limit, leaves itself and the files after it to runs of their
     own, which name the crash and the hang. Each file's time is that of its own session."""
-    from tutor.runner import Runner
-    from tutor.warm import WarmPool
+    from tutor.run.runner import Runner
+    from tutor.run.warm import WarmPool
 
     work = devcheck.targets(catalogue, catalogue.drill("t0"))[:5]  # solution, starter, mutants
     exits, hangs = tmp_path / "exits.py", tmp_path / "hangs.py"

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from tutor.catalogue import load_catalogue
+from tutor.course.catalogue import load_catalogue
+from tutor.course.paths import CoursePaths
 from tutor.dev import check as devcheck
-from tutor.paths import CoursePaths
-from tutor.runner import Runner
-from tutor.warm import WarmPool
+from tutor.run.runner import Runner
+from tutor.run.warm import WarmPool
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGUE = load_catalogue(CoursePaths(ROOT))

@@ -7,7 +7,7 @@ import os
 import pytest
 from cli_helpers import tutor
 
-from tutor import i18n
+from tutor.lang import i18n
 
 
 def test_the_choice_goes_lang_then_env_then_remembered_then_locale(tmp_path):
@@ -69,7 +69,7 @@ def test_list_in_chinese_shows_the_chinese_titles(course):
 def test_wrapping_counts_cells_and_breaks_between_chinese_characters():
     import textwrap
 
-    from tutor import cells
+    from tutor.lang import cells
 
     chinese = (
         "位置：7500 个值中有 4959 个错误（66.1%）：3 行中的第 1-2 行，2500 列中的第 0-2499 列。" * 2

@@ -1,4 +1,5 @@
-"""The interpreter patches (tutor/harness/interpreter.py): each runs a small kernel on the CPU.
+"""The interpreter patches (tutor/kernels/triton/interpreter.py): each runs a small kernel on the
+CPU.
 
 Triton must be imported with TRITON_INTERPRET=1 for its own jit functions (tl.zeros, tl.sum)
 to be interpreted, and the project's session may have imported it already: so the kernel
@@ -19,9 +20,9 @@ import numpy as np
 import pytest
 import torch
 
-from tutor import diagnoses as dx
-from tutor.harness import interpreter
+from tutor.course import diagnoses as dx
 from tutor.harness.learner import classify
+from tutor.kernels.triton import interpreter
 
 CHILD = "TUTOR_INTERPRETER_CHILD"
 ROOT = Path(__file__).resolve().parents[1]
@@ -509,7 +510,8 @@ def test_libdevice_on_bf16_values_is_bf16_no_upcast(k):
 
 def test_an_interpreter_limit_on_bf16_values_is_bf16_no_upcast_when_fp32_runs(k):
     # The interpreter's atomics refuse bf16 memory (a GPU runs them): a limit on its own...
-    from tutor.harness import DrillFailure, launches, observe
+    from tutor.harness import DrillFailure, observe
+    from tutor.kernels.triton import launches
 
     launches.install()  # as learner.load does: observe counts the launches
     x = torch.linspace(-2.0, 2.0, 8).to(torch.bfloat16)

@@ -13,8 +13,8 @@ import pytest
 import triton
 import triton.language as tl
 
-from tutor.bench.facts import MMA, dot_tiles, exp_facts
 from tutor.bench.rules import dot_tile
+from tutor.kernels.triton.facts import MMA, dot_tiles, exp_facts
 
 try:
     from triton.backends.compiler import GPUTarget

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tutor import diagnoses as dx
+from tutor.course import diagnoses as dx
 from tutor.harness import learner
 from tutor.harness.failures import DrillFailure
 
@@ -71,9 +71,9 @@ def test_a_core_torch_operation_is_a_fallback_even_beside_a_kernel(tmp_path):
     path.write_text(
         "import torch\n"
         "import torch.nn.functional as F\n"
-        "from tutor.harness import launches\n"
+        "from tutor.kernels import launches\n"
         "def launch():\n"
-        "    launches._count += 1  # stands in for kernel[grid](...)\n"
+        "    launches.record(launches.Launch(None, ()))  # stands in for kernel[grid](...)\n"
         "def by_operator(x):\n"
         "    launch()\n"
         "    return x @ x\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tutor import lessons
+from tutor.course import lessons
 
 LESSON = """## Check yourself
 

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from tutor import i18n, po, states
+from tutor import states
+from tutor.lang import i18n, po
 
 CATALOGUES = po.catalogues()
 _FIELD = re.compile(r"\{(\w*)[^}]*\}")
@@ -20,7 +21,7 @@ def test_there_is_a_chinese_catalogue():
 @pytest.mark.parametrize("catalogue", CATALOGUES, ids=lambda p: p.parent.parent.name)
 def test_the_committed_mo_is_the_po_compiled(catalogue):
     assert catalogue.with_suffix(".mo").read_bytes() == po.mo_bytes(po.read_po(catalogue)), (
-        "run `python -m tutor.po` and commit the .mo"
+        "run `tutor dev po` and commit the .mo"
     )
 
 
@@ -32,7 +33,7 @@ def test_every_marked_message_is_translated_with_its_placeholders(catalogue):
     missing = [
         f"{where}: {key!r}" for key, where in {**marked, **labels}.items() if key not in entries
     ]
-    assert not missing, "untranslated (python -m tutor.po --missing):\n" + "\n".join(missing)
+    assert not missing, "untranslated (tutor dev po --missing):\n" + "\n".join(missing)
     for key, value in entries.items():
         if not key:
             continue

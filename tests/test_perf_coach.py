@@ -13,10 +13,11 @@ import copy
 from cli_helpers import tutor
 from recorded import entry, recorded_report
 
-from tutor import bench, i18n
-from tutor.catalogue import load_catalogue
-from tutor.perf_coach import PerfCoach, fill_numbers
-from tutor.progress import ProgressStore
+from tutor import bench
+from tutor.coach.perf_hints import PerfCoach, fill_numbers
+from tutor.course.catalogue import load_catalogue
+from tutor.course.progress import ProgressStore
+from tutor.lang import i18n
 
 
 def _report(catalogue, drill: str, file: str) -> bench.BenchReport:

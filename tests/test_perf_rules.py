@@ -16,13 +16,13 @@ import re
 import pytest
 from recorded import RECORDED, ROOT
 
-from tutor import i18n
 from tutor.bench import rules
 from tutor.bench.coach import coach_rows
 from tutor.bench.occupancy import BLOCKS, REGISTERS, SHARED, WARPS, occupancy
 from tutor.bench.recipe import load_recipes
-from tutor.catalogue import load_catalogue
-from tutor.paths import CoursePaths
+from tutor.course.catalogue import load_catalogue
+from tutor.course.paths import CoursePaths
+from tutor.lang import i18n
 
 BENCHES = RECORDED["benches"]
 H200 = BENCHES[0]["report"]["limits"]

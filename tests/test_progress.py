@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tutor import progress as p
+from tutor.course import progress as p
 from tutor.states import DrillStatus
 
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from cli_helpers import tutor
 
-from tutor.catalogue import load_catalogue
-from tutor.paths import CoursePaths
+from tutor.course.catalogue import load_catalogue
+from tutor.course.paths import CoursePaths
 
 
 def _one_line_refusal(out: subprocess.CompletedProcess, words: str) -> None:

@@ -21,10 +21,10 @@ import psutil
 import pytest
 from cli_helpers import tutor
 
-from tutor import diagnoses as dx
-from tutor.catalogue import load_catalogue
-from tutor.progress import ProgressStore
-from tutor.runner import Runner
+from tutor.course import diagnoses as dx
+from tutor.course.catalogue import load_catalogue
+from tutor.course.progress import ProgressStore
+from tutor.run.runner import Runner
 from tutor.states import RunStatus
 
 # A T3 learner file whose layer_norm starts two processes that would outlive a careless run
@@ -307,7 +307,7 @@ def test_output_to_a_closed_pipe_is_no_traceback(course):
 INCREMENT = """
 import sys
 from pathlib import Path
-from tutor.progress import ProgressStore
+from tutor.course.progress import ProgressStore
 store = ProgressStore(Path(sys.argv[1]))
 with store.update():
     store.drill("t1").runs += 1
@@ -355,7 +355,7 @@ def test_a_read_only_state_folder_is_one_line(course, tmp_path):
 
 def test_forked_processes_are_not_counted_once_per_fork(tmp_path):
     """Eight processes sharing one 300 MB buffer copy-on-write hold about 300 MB, not 2.4 GB."""
-    from tutor.supervisor import run_memory
+    from tutor.run.supervisor import run_memory
 
     ready = tmp_path / "ready"
     script = textwrap.dedent(f"""
@@ -383,7 +383,7 @@ def test_forked_processes_are_not_counted_once_per_fork(tmp_path):
 def test_the_supervisor_finds_every_process_below_a_run_as_psutil_does(tmp_path):
     """Forks two deep, and a child started from a thread that is not the main one (Linux lists
     it under that thread): `descendants` sees the same processes as psutil's scan of them all."""
-    from tutor.supervisor import descendants
+    from tutor.run.supervisor import descendants
 
     ready = tmp_path / "ready"
     script = textwrap.dedent(f"""
@@ -459,7 +459,7 @@ def gelu_tanh(x):
 @pytest.fixture(scope="module")
 def warm_pool(tmp_path_factory):
     """A warm process this test module owns, as the app would (its runs fork from it)."""
-    from tutor.warm import WarmPool
+    from tutor.run.warm import WarmPool
 
     pool = WarmPool(tmp_path_factory.mktemp("warm") / ".tutor", cpu=True)
     assert pool.wait_ready(180), "the warm process never became ready"
@@ -564,9 +564,9 @@ def test_a_fifo_or_a_binary_file_under_test_is_named(course, tmp_path):
 STUCK_APP = """
 import sys, threading
 from pathlib import Path
-from tutor.catalogue import load_catalogue
-from tutor.paths import CoursePaths
-from tutor.progress import ProgressStore
+from tutor.course.catalogue import load_catalogue
+from tutor.course.paths import CoursePaths
+from tutor.course.progress import ProgressStore
 from tutor.ui.app import TutorApp
 
 class StuckRunner:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from tutor import diagnoses as dx
-from tutor.catalogue import load_catalogue
-from tutor.events import SessionEnded, SessionStarted, TestFinished
-from tutor.runner import Runner
+from tutor.course import diagnoses as dx
+from tutor.course.catalogue import load_catalogue
+from tutor.run.events import SessionEnded, SessionStarted, TestFinished
+from tutor.run.runner import Runner
 from tutor.states import RunStatus
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -1,5 +1,5 @@
 """The last English a Chinese learner met, now in Chinese: the drill tests' suspect stories and
-output names (tutor.stories), set-up errors with their file and line, and `tutor bench`.
+output names (tutor.course.stories), set-up errors with their file and line, and `tutor bench`.
 
 Each translation of a story is proven the way a learner meets it (a buggy kernel checked with
 `--lang zh`), and `tutor dev check` is proven to name a story that lost its translation.
@@ -13,11 +13,11 @@ import re
 import pytest
 from cli_helpers import padding_where_mutant, tutor
 
-from tutor.catalogue import load_catalogue
+from tutor.course.catalogue import load_catalogue
+from tutor.course.stories import StoryTable, read_collected, table_entries
+from tutor.course.yamlfile import YamlFileError
 from tutor.dev import check as devcheck
 from tutor.dev import patches
-from tutor.stories import StoryTable, read_collected, table_entries
-from tutor.yamlfile import YamlFileError
 
 PADDING_STORY = (
     "the variance with each padded lane's (0 - mean)^2 added in (x - mean not zeroed there)"
@@ -145,11 +145,11 @@ def test_dev_check_names_stories_collected_from_an_older_test_file(course):
     test_file.write_text(test_file.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
     problem = _story_problem(course)
     assert problem.startswith("drills/stories/t3.yaml is stale: drills/tests/test_t3_layernorm.py")
-    assert "python -m tutor.stories t3" in problem
+    assert "tutor dev stories t3" in problem
 
 
 def test_a_collection_on_the_gpu_adds_to_the_cpus_and_an_older_one_is_not_kept(course, monkeypatch):
-    from tutor import stories
+    from tutor.dev import stories
 
     gpu_only = "a story the tests tell only on a GPU"
     backends = []
@@ -172,7 +172,7 @@ def test_a_collection_on_the_gpu_adds_to_the_cpus_and_an_older_one_is_not_kept(c
 
 
 def test_an_unknown_drill_is_a_usage_error_not_a_traceback(course, monkeypatch, capsys):
-    from tutor import stories
+    from tutor.dev import stories
 
     monkeypatch.chdir(course.root)
     with pytest.raises(SystemExit) as stopped:

@@ -11,12 +11,12 @@ import pytest
 from cli_helpers import padding_where_mutant, tutor
 from translated import LESSON_LINE, translate_drill
 
-from tutor.catalogue import CatalogueError, load_catalogue
+from tutor.course.catalogue import CatalogueError, load_catalogue
+from tutor.course.hints import HintBook
+from tutor.course.paths import CoursePaths
+from tutor.course.titles import localized
 from tutor.dev import check as devcheck
-from tutor.hints import HintBook
-from tutor.paths import CoursePaths
-from tutor.titles import localized
-from tutor.translation_check import course_findings, drill_findings
+from tutor.dev.translations import course_findings, drill_findings
 
 ZH = dict(os.environ, TUTOR_LANG="zh")
 

@@ -1,8 +1,8 @@
 """The warm process serves CPU and GPU runs: it never starts CUDA, and runs forked from it keep
-every promise a cold run keeps (tutor.zygote, tutor.warm).
+every promise a cold run keeps (tutor.run.zygote, tutor.run.warm).
 
 The GPU half (each forked run starting CUDA for itself) is measured on the H200 by
-scripts/feedback_bench.py; what can be proven here, without a GPU, is that nothing in the warm
+`tutor dev feedback`; what can be proven here, without a GPU, is that nothing in the warm
 process's imports would start CUDA, that a process where CUDA did start refuses to fork, and
 that drill runs and bench runs are both forked and use the course's kernel cache.
 """
@@ -23,13 +23,14 @@ import psutil
 import pytest
 import torch
 
-from tutor import diagnoses as dx
-from tutor import zygote
-from tutor.catalogue import load_catalogue
-from tutor.runner import Runner
+from tutor.course import diagnoses as dx
+from tutor.course.catalogue import load_catalogue
+from tutor.run import zygote
+from tutor.run.protocol import RUN_FDS, Refused, RunRequest, read_reply
+from tutor.run.runner import Runner
+from tutor.run.supervisor import supervise
+from tutor.run.warm import WarmPool
 from tutor.states import BenchStatus
-from tutor.supervisor import supervise
-from tutor.warm import WarmPool
 
 # A T3 learner file that reports where its Triton would cache compiled kernels, then stops.
 REPORTS_CACHE = """
@@ -54,8 +55,8 @@ def pool(course):
 
 
 def test_the_warm_process_starts_no_cuda(pool):
-    assert pool.facts["cuda_started"] is False
-    assert pool.facts["cuda_calls"] == []
+    assert pool.facts.cuda_started is False
+    assert pool.facts.cuda_calls == []
 
 
 def test_the_audit_sees_what_would_start_cuda():
@@ -73,7 +74,7 @@ def test_the_audit_sees_what_would_start_cuda():
 # the modules the run imported for itself.
 RUN_AFTER_PRELOAD = """
 import sys
-from tutor import zygote
+from tutor.run import zygote
 zygote._preload("cpu")
 import pytest
 before = set(sys.modules)
@@ -112,10 +113,11 @@ def test_a_warm_process_where_cuda_started_refuses_to_fork():
     output_read, output_write = os.pipe()
     children = psutil.Process().children()
     try:
-        socket.send_fds(ours, [json.dumps({"args": []}).encode()], [output_write] * zygote.FDS)
+        request = RunRequest("pytest", [], "/", {})
+        socket.send_fds(ours, [request.encode()], [output_write] * RUN_FDS)
         zygote._handle(theirs, [], cuda_started=True)
         assert psutil.Process().children() == children  # nothing was forked
-        assert "refused" in json.loads(ours.recv(4096))
+        assert isinstance(read_reply(ours.recv(4096)), Refused)
     finally:
         for fd in (output_read, output_write):
             os.close(fd)
@@ -146,7 +148,7 @@ def test_a_bench_process_is_forked_from_the_warm_process(course, pool, tmp_path)
     cmd = [sys.executable, "-m", "tutor.bench.child", "--drill", "t3", "--impl"]
     cmd += [str(course.solution("t3_layernorm.py")), "--out", str(out), "--root", str(course.root)]
     # The pool is the CPU's, so the bench runs on the interpreter on any machine: it says so
-    # and times nothing (a GPU's benches from its own pool are measured by gpu_report.py).
+    # and times nothing (a GPU's benches from its own pool are measured by `tutor dev report`).
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     ended = supervise(cmd, cwd=course.root, env=env, timeout=120, warm=pool, on_output=None)
     assert ended.warm and ended.returncode == 0
@@ -274,7 +276,7 @@ def test_a_borrowed_run_ends_when_its_tutor_check_is_killed(course, pool, tmp_pa
 OWNS_A_WARM_PROCESS = """
 import sys, time
 from pathlib import Path
-from tutor.warm import WarmPool
+from tutor.run.warm import WarmPool
 
 pool = WarmPool(Path(sys.argv[1]), cpu=True)
 assert pool.wait_ready(180)
@@ -302,11 +304,11 @@ def test_a_stopped_warm_process_does_not_outlive_its_killed_owner(tmp_path):
 def test_a_warm_process_that_does_not_answer_is_retired_and_replaced(
     course, pool, tmp_path, monkeypatch
 ):
-    import tutor.warm
+    import tutor.run.warm
 
     # Stopped, but not seen as stopped: only its silence shows, as with one stuck in a call.
-    monkeypatch.setattr(tutor.warm, "_stopped", lambda pid: False)
-    monkeypatch.setattr(tutor.warm, "ANSWER_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(tutor.run.warm, "_stopped", lambda pid: False)
+    monkeypatch.setattr(tutor.run.warm, "ANSWER_TIMEOUT_S", 1.0)
     silent = pool.process.pid
     os.kill(silent, signal.SIGSTOP)
     path, _ = _learner(tmp_path, wait=0)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import yaml
 
-from tutor.paths import CoursePaths
-from tutor.translations import sha256_of, translated_path
+from tutor.course.paths import CoursePaths
+from tutor.course.translations import sha256_of, translated_path
 
 LESSON_LINE = "这是中文讲解：先求均值，再求方差。"
 
@@ -42,7 +42,9 @@ def translate_hints(course: CoursePaths, name: str) -> None:
         diagnoses[diagnosis] = zh
     data = {"format": 1, "source_sha256": sha256_of(source)}
     target = translated_path(source, "zh")
-    if target.is_file():  # the course's own translations of its tests' stories (tutor.stories)
+    if (
+        target.is_file()
+    ):  # the course's own translations of its tests' stories (tutor.course.stories)
         stories = (yaml.safe_load(target.read_text(encoding="utf-8")) or {}).get("stories")
         if stories:
             data["stories"] = stories

@@ -11,9 +11,10 @@
     tutor bench DRILL [--impl ...] time the kernel on a GPU
     tutor dev check [DRILL ...] [--cpu] [--json]   prove the course (for authors)
     tutor dev new ID --track T --title TITLE --functions NAME[,NAME...]   scaffold a drill
+    tutor dev report|rebase|stories|po|feedback ...   the other author tools (their own --help)
 
 Every command takes `--lang en|zh` (else $TUTOR_LANG, the app's remembered choice, the locale:
-tutor.i18n). `--json` keeps ids, numbers and keys the same in both; its text fields (messages,
+tutor.lang.i18n). `--json` keeps ids, numbers and keys the same in both; its text fields (messages,
 where, error maps, hints) are in the chosen language.
 Exit codes: 0 success (check: all tests pass), 1 tests fail, 2 usage or set-up error.
 Nothing here imports torch or textual at start-up: the tests run in a child process and the
@@ -30,14 +31,15 @@ import signal
 import sys
 from dataclasses import asdict
 
-from tutor import __version__, i18n
-from tutor import progress as p
-from tutor.catalogue import Catalogue, load_catalogue
-from tutor.coach import Coach
-from tutor.i18n import _
-from tutor.paths import CourseNotFound, CoursePaths, find_root
-from tutor.progress import ProgressError
-from tutor.yamlfile import YamlFileError
+from tutor import __version__
+from tutor.coach.run_hints import Coach
+from tutor.course import progress as p
+from tutor.course.catalogue import Catalogue, load_catalogue
+from tutor.course.paths import CourseNotFound, CoursePaths, find_root
+from tutor.course.progress import ProgressError
+from tutor.course.yamlfile import YamlFileError
+from tutor.lang import i18n
+from tutor.lang.i18n import _
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -71,6 +73,17 @@ def _with_lang(parser: argparse.ArgumentParser, top: bool = False) -> argparse.A
         help="English or Chinese (default: $TUTOR_LANG, the app's choice, the locale)",
     )
     return parser
+
+
+# The author tools past check and new: each a module with its own `main(argv)`, which reads
+# the rest of the command line (`tutor dev report --help`).
+DEV_TOOLS = {
+    "report": ("tutor.dev.report", "on a GPU machine: every verdict, bench and coach row"),
+    "rebase": ("tutor.dev.rebase", "carry a drill's patches over a change to their base file"),
+    "stories": ("tutor.dev.stories", "collect the English a drill's tests can show"),
+    "po": ("tutor.dev.po", "compile the message catalogues, or list what they lack"),
+    "feedback": ("tutor.dev.feedback", "how long a learner waits for a verdict, warm and cold"),
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -138,6 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     dev_new.add_argument("--track", required=True)
     dev_new.add_argument("--title", required=True)
     dev_new.add_argument("--functions", required=True, help="NAME[,NAME...]")
+    for name, (module, summary) in DEV_TOOLS.items():
+        tool = dev_sub.add_parser(name, help=summary, add_help=False)
+        tool.add_argument("rest", nargs=argparse.REMAINDER, help=f"its own options: {module}")
     for command in (*sub.choices.values(), *dev_sub.choices.values()):
         _with_lang(command)
     return parser
@@ -159,7 +175,14 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    # An author tool (`tutor dev report --out DIR`) reads its own options: argparse hands over
+    # what it does not know.
+    args, unknown = parser.parse_known_args(argv)
+    if getattr(args, "dev_command", None) in DEV_TOOLS:
+        args.rest = [*args.rest, *unknown]
+    elif unknown:
+        parser.error(_("unrecognized arguments: {args}").format(args=" ".join(unknown)))
     if args.command is not None:  # the app handles its own signals (it restores the terminal)
         for signum in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, _stop)
@@ -200,7 +223,7 @@ def _main(args: argparse.Namespace) -> int:
             from tutor.ui.app import run_app  # Textual is imported only for the app
 
             return run_app(paths, force_cpu=args.cpu)
-        from tutor.titles import localized
+        from tutor.course.titles import localized
 
         catalogue = localized(load_catalogue(paths), i18n.current())
         store = p.ProgressStore(paths.progress_file)
@@ -215,7 +238,7 @@ def _main(args: argparse.Namespace) -> int:
 
 def _memory_limit_is_usable() -> None:
     """A bad $TUTOR_MEMORY_LIMIT_MB is a set-up error, said before anything runs."""
-    from tutor.supervisor import MemoryLimitError, default_memory_limit
+    from tutor.run.supervisor import MemoryLimitError, default_memory_limit
 
     try:
         default_memory_limit()
@@ -238,18 +261,19 @@ def _drill(catalogue: Catalogue, drill_id: str):
 
 
 def cmd_list(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
-    from tutor.report import format_list
+    from tutor.coach.report import format_list
 
     print(format_list(catalogue, store))
     return EXIT_OK
 
 
 def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
-    from tutor import collect, workspace
-    from tutor.checkrun import check
-    from tutor.hints import HintBook
-    from tutor.report import format_hint, format_run
-    from tutor.runner import DEFAULT_TIMEOUT_S, Runner
+    from tutor.coach.check import check
+    from tutor.coach.report import format_hint, format_run
+    from tutor.course import workspace
+    from tutor.course.hints import HintBook
+    from tutor.run import collect
+    from tutor.run.runner import DEFAULT_TIMEOUT_S, Runner
     from tutor.states import RunStatus
 
     drill = _drill(catalogue, args.drill)
@@ -267,7 +291,7 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
             workspace.ensure_mine(catalogue, drill)
         except workspace.WorkspaceError as exc:
             raise UsageError(str(exc)) from None
-    from tutor.warm import WarmPool
+    from tutor.run.warm import WarmPool
 
     force_cpu = getattr(args, "cpu", False)
     runner = Runner(
@@ -308,11 +332,11 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
 
 
 def cmd_hint(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
-    from tutor.report import format_hint, format_perf_hint
+    from tutor.coach.report import format_hint, format_perf_hint
 
     drill = _drill(catalogue, args.drill)
     if args.perf:
-        from tutor.perf_coach import PerfCoach
+        from tutor.coach.perf_hints import PerfCoach
 
         print(format_perf_hint(PerfCoach(catalogue, store).reveal_next(drill.id), drill.id))
         return EXIT_OK
@@ -321,7 +345,7 @@ def cmd_hint(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
 
 
 def cmd_progress(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
-    from tutor.report import format_progress
+    from tutor.coach.report import format_progress
 
     if args.json:
         data = {
@@ -343,7 +367,7 @@ def cmd_progress(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
 
 
 def cmd_reset(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
-    from tutor import workspace
+    from tutor.course import workspace
 
     drill = _drill(catalogue, args.drill)
     mine = catalogue.paths.mine(drill.file)
@@ -368,8 +392,8 @@ def cmd_lesson(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     path = catalogue.paths.lesson(drill.id)
     if not path.is_file():
         raise UsageError(_("{path} does not exist").format(path=path))
-    from tutor import lessons
-    from tutor.translations import lesson_text
+    from tutor.course import lessons
+    from tutor.course.translations import lesson_text
 
     text, note = lesson_text(path, i18n.current(), catalogue.paths.root)
     how = _("`tutor lesson {drill} --answers` shows the answers").format(drill=drill.id)
@@ -380,7 +404,7 @@ def cmd_lesson(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
 
 
 def cmd_solution(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
-    from tutor.report import solution_rule
+    from tutor.coach.report import solution_rule
 
     drill = _drill(catalogue, args.drill)
     if not Coach(catalogue, store).solution_unlocked(drill.id):
@@ -393,7 +417,7 @@ def cmd_solution(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
 
 def cmd_bench(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     from tutor import bench
-    from tutor.warm import WarmPool
+    from tutor.run.warm import WarmPool
 
     drill = _drill(catalogue, args.drill)
     report = bench.bench_drill(
@@ -404,8 +428,8 @@ def cmd_bench(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         warm=WarmPool.find(catalogue.paths.state_dir, cpu=args.cpu),  # the app's, while open
         on_progress=lambda line: print(line, file=sys.stderr),  # compiles take a while
     )
-    from tutor.perf_coach import PerfCoach
-    from tutor.report import format_perf_hint
+    from tutor.coach.perf_hints import PerfCoach
+    from tutor.coach.report import format_perf_hint
 
     view = None
     if args.impl == "mine" and report.timed:
@@ -422,6 +446,11 @@ def cmd_bench(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
 
 
 def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
+    if args.dev_command in DEV_TOOLS:
+        import importlib
+
+        tool = importlib.import_module(DEV_TOOLS[args.dev_command][0])
+        return tool.main(args.rest)
     if args.dev_command == "new":
         from tutor.dev.new import NewDrill, ScaffoldError, new_drill
 
@@ -442,9 +471,9 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         )
         return EXIT_OK
     from tutor.dev import check as devcheck
-    from tutor.gpu import machine_has_gpu
-    from tutor.runner import Runner
-    from tutor.warm import WarmPool
+    from tutor.run.gpu import machine_has_gpu
+    from tutor.run.runner import Runner
+    from tutor.run.warm import WarmPool
 
     for drill_id in args.drills:
         _drill(catalogue, drill_id)
@@ -461,7 +490,7 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
             catalogue, args.drills or None, runner=runner, jobs=args.jobs, on_finding=show
         )
         if args.gpu:
-            from tutor.perfcheck import as_findings, check_perf
+            from tutor.dev.perfcheck import as_findings, check_perf
 
             rows = check_perf(
                 catalogue,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from tutor.i18n import _
+from tutor.lang.i18n import _
 
 
 class _Word(str, Enum):

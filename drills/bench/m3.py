@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 from tutor.bench.recipe import Recipe, normal
 from tutor.bench.rules import Case, Finding, common_numbers, residual
-from tutor.i18n import _
+from tutor.lang.i18n import _
 
 # With causal=True half of the scores are masked: a kernel that skips the key blocks above the
 # diagonal takes about 0.55 of its non-causal time at S = 4096 (the reference: 0.56 on an

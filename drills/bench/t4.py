@@ -13,7 +13,7 @@ from tutor.bench.rules import (
     traffic_numbers,
     traffic_ratio,
 )
-from tutor.i18n import _
+from tutor.lang.i18n import _
 
 # The reference reads a row once when it fits in one block (up to 8192 columns): on an H200
 # its time there is that of 1.10-1.13x the fewest bytes at copy bandwidth, and 1.45x on rows of

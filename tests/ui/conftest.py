@@ -12,9 +12,9 @@ from textual.pilot import Pilot
 from tui_fakes import FakeRunner
 from tui_helpers import Recorder
 
-from tutor.catalogue import load_catalogue
-from tutor.paths import CoursePaths
-from tutor.progress import ProgressStore
+from tutor.course.catalogue import load_catalogue
+from tutor.course.paths import CoursePaths
+from tutor.course.progress import ProgressStore
 from tutor.ui.app import TutorApp
 
 FIXTURE_COURSE = Path(__file__).resolve().parent / "fixtures" / "course"

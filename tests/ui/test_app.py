@@ -13,9 +13,9 @@ import pytest
 from tui_fakes import Scripted, failing
 from tui_helpers import SIZE, drill_screen, settle, shown_text, wait_until
 
-from tutor import results as r
 from tutor.bench import BenchReport, BenchRow
-from tutor.progress import ProgressStore
+from tutor.course.progress import ProgressStore
+from tutor.run import results as r
 from tutor.states import BenchStatus, DrillStatus, RunStatus
 from tutor.ui import marks
 from tutor.ui.messages import (

@@ -21,9 +21,9 @@ import pytest
 from cli_helpers import padding_where_mutant
 from translated import translate_drill
 
-from tutor import cells, i18n
-from tutor.catalogue import load_catalogue
-from tutor.paths import CoursePaths
+from tutor.course.catalogue import load_catalogue
+from tutor.course.paths import CoursePaths
+from tutor.lang import cells, i18n
 
 TITLE = "Padded lanes enter the variance"  # hints/t3.yaml, diagnosis padding-where
 RUN_LIMIT = 120  # seconds for a CPU run of the T3 tests on a busy machine

@@ -8,7 +8,7 @@ from tui_fakes import failing
 from tui_helpers import SIZE, drill_screen, settle, wait_until
 from tui_snapshot import assert_snapshot, region_text, screen_text
 
-from tutor import cells, i18n
+from tutor.lang import cells, i18n
 from tutor.ui.messages import RunFinished
 from tutor.ui.widgets.drill_list import DrillList
 from tutor.ui.widgets.status_bar import StatusBar

@@ -9,7 +9,7 @@ from tui_fakes import failing
 from tui_helpers import drill_screen, settle, wait_until
 from tui_snapshot import region_text, screen_text
 
-from tutor import results as r
+from tutor.run import results as r
 from tutor.states import RunStatus
 from tutor.ui.messages import RunFinished
 from tutor.ui.widgets.hint_panel import HintPanel

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from tui_helpers import SIZE, drill_screen, settle, wait_until
 
-from tutor.catalogue import load_catalogue
-from tutor.progress import ProgressStore
-from tutor.runner import Runner
+from tutor.course.catalogue import load_catalogue
+from tutor.course.progress import ProgressStore
+from tutor.run.runner import Runner
 from tutor.states import RunStatus
 from tutor.ui.app import TutorApp
 from tutor.ui.messages import RunFinished

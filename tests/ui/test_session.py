@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tutor import results as r
-from tutor.events import SessionStarted, TestFinished, TestStarted
+from tutor.run import results as r
+from tutor.run.events import SessionStarted, TestFinished, TestStarted
 from tutor.states import RunStatus
 from tutor.ui.session import Session
 

@@ -12,9 +12,9 @@ FIXTURE_COURSE = Path(__file__).resolve().parent / "fixtures" / "course"
 _START = """
 import asyncio, sys, time
 started = time.monotonic()
-from tutor.catalogue import load_catalogue
-from tutor.paths import CoursePaths
-from tutor.progress import ProgressStore
+from tutor.course.catalogue import load_catalogue
+from tutor.course.paths import CoursePaths
+from tutor.course.progress import ProgressStore
 from tutor.ui.app import TutorApp
 
 async def main():

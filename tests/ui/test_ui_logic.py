@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 
-from tutor import progress as p
-from tutor import results as r
-from tutor.catalogue import load_catalogue
-from tutor.coach import HintView
-from tutor.events import decode
-from tutor.progress import ProgressStore
+from tutor.coach.run_hints import HintView
+from tutor.course import progress as p
+from tutor.course.catalogue import load_catalogue
+from tutor.course.progress import ProgressStore
+from tutor.run import results as r
+from tutor.run.events import decode
 from tutor.states import DrillStatus, RunStatus
 from tutor.ui import marks
 from tutor.ui.environment import CPU_LABEL, backend_label, editor_command

@@ -14,9 +14,9 @@ import json
 import threading
 from dataclasses import dataclass, field
 
-from tutor import diagnoses as dx
-from tutor import results as r
-from tutor.events import decode
+from tutor.course import diagnoses as dx
+from tutor.run import results as r
+from tutor.run.events import decode
 from tutor.states import RunStatus
 
 

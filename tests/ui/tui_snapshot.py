@@ -19,7 +19,7 @@ from rich.console import Console
 from textual.app import App
 from textual.widgets import TextArea
 
-from tutor import cells
+from tutor.lang import cells
 
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"
 UPDATE = os.environ.get("TUTOR_UPDATE_SNAPSHOTS") == "1"

@@ -25,18 +25,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tutor import cells, i18n
-from tutor import progress as p
 from tutor.bench.explain import coach_lines, facts_table
 from tutor.bench.gpu_lock import LOCK_ENV, LOCK_FILE
 from tutor.bench.occupancy import occupancy
 from tutor.bench.rules import Side
-from tutor.catalogue import Catalogue
-from tutor.gpu import machine_has_gpu
-from tutor.i18n import N_, _
-from tutor.runner import Runner
-from tutor.states import BackendName, BenchStatus
-from tutor.supervisor import (
+from tutor.course import progress as p
+from tutor.course.catalogue import Catalogue
+from tutor.lang import cells, i18n
+from tutor.lang.i18n import N_, _
+from tutor.run.gpu import machine_has_gpu
+from tutor.run.runner import Runner
+from tutor.run.supervisor import (
     CANCELLED,
     COULD_NOT_START,
     EXITED,
@@ -44,6 +43,7 @@ from tutor.supervisor import (
     describe_exit,
     supervise,
 )
+from tutor.states import BackendName, BenchStatus
 
 DEFAULT_TIMEOUT_S = 900.0  # torch.compile of every shape dominates: ~5-20 s a shape
 CPU_BACKEND = BackendName.CPU  # RunResult.backend when the tests ran in the interpreter
@@ -188,7 +188,7 @@ def bench_drill(
     - `cases`: case numbers (from 0) or function names; all when None.
     - `on_progress` gets each line the bench process prints, as it comes.
     - `cancel`: when set, the test run or the bench process is killed with its group.
-    - `gpu`: whether this machine has a GPU (None: ask NVML, tutor.gpu). Without one, or with
+    - `gpu`: whether this machine has a GPU (None: ask NVML, tutor.run.gpu). Without one, or with
       `force_cpu`, the report says at once that timing needs a GPU, and runs nothing.
     """
     started = time.monotonic()

@@ -23,7 +23,6 @@ runs without a GPU: on the CPU it writes a report whose status is `no-gpu` and e
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import os
@@ -36,7 +35,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tutor import i18n
 from tutor.bench.gpu_lock import LOCK_ENV
 from tutor.bench.timing import (
     _copy_gbps,
@@ -49,6 +47,7 @@ from tutor.bench.timing import (
     l2_bytes,
     median_ms,
 )
+from tutor.lang import i18n
 from tutor.states import BenchStatus
 
 IMPLS = ("mine", "reference", "eager")  # timed in this process, in this order, per case
@@ -86,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     i18n.activate_from_env()  # the tutor passes the learner's language in $TUTOR_LANG
     if argv is None:  # run as the bench process: end with the tutor, take our leftovers along
-        from tutor.child_guard import install
+        from tutor.run.child_guard import install
 
         install(None)
     report: dict[str, Any] = {
@@ -120,12 +119,14 @@ def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
         )
         return
 
-    from tutor.catalogue import load_catalogue
-    from tutor.paths import CoursePaths, find_root
+    from tutor import kernels
+    from tutor.course.catalogue import load_catalogue
+    from tutor.course.paths import CoursePaths, find_root
 
     paths = CoursePaths(find_root(args.root))
     drill = load_catalogue(paths).drill(args.drill)
-    report.update(_device_info())
+    language = kernels.use(drill.language)
+    report.update(_device_info(language))
     from tutor.bench.facts import device_limits
 
     report["limits"] = device_limits()
@@ -150,14 +151,13 @@ def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
         )
 
 
-def _device_info() -> dict[str, Any]:
+def _device_info(language: Any) -> dict[str, Any]:
     import torch
-    import triton
 
     return {
         "device": torch.cuda.get_device_name(0),
         "torch": torch.__version__,
-        "triton": triton.__version__,
+        **language.versions(),  # {"triton": "3.6.0"}
         "python": platform.python_version(),
         "l2_bytes": l2_bytes(),
     }
@@ -244,6 +244,7 @@ def _read_facts(report: dict[str, Any], cases: list, recipes: dict, modules: dic
     """
     import torch
 
+    from tutor import kernels
     from tutor.bench.facts import call_facts
     from tutor.bench.recipe import clone_inputs
 
@@ -262,7 +263,8 @@ def _read_facts(report: dict[str, Any], cases: list, recipes: dict, modules: dic
                 pair = [clone_inputs(base) for _ in range(2)]
                 turn = iter(range(2))
                 row["facts"][name] = call_facts(
-                    lambda f=fns[name], pair=pair, turn=turn: f(*pair[next(turn) % 2])
+                    lambda f=fns[name], pair=pair, turn=turn: f(*pair[next(turn) % 2]),
+                    kernels.current(),
                 )
             if report.get("reference_is_impl") and "mine" in row["facts"]:
                 row["facts"]["reference"] = row["facts"]["mine"]
@@ -285,21 +287,16 @@ def _select(cases: tuple, wanted: str | None) -> list:
 
 
 def load_module(path: Path, functions: tuple[str, ...], report: dict[str, Any], role: str) -> Any:
-    """Import a learner or solution file as its own module; None (and a note) if it cannot."""
-    from tutor.harness.learner import classify
+    """Load a learner or solution file in the drill's kernel language (tutor.kernels.current)
+    as its own module; None (and a note) if it cannot."""
+    from tutor import kernels
+    from tutor.kernels.base import KernelFailure
 
-    name = f"bench_{role}_{abs(hash(str(path)))}"
+    language = kernels.current()
     try:
-        spec = importlib.util.spec_from_file_location(name, path)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot import {path}")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 - the learner's file may raise anything
-        report["notes"].append(
-            f"{role}: could not load {path.name}: {classify(exc, path.stem, path).message}"
-        )
+        module = language.load(path, f"bench_{role}_{abs(hash(str(path)))}")
+    except KernelFailure as failure:
+        report["notes"].append(f"{role}: could not load {path.name}: {failure.message}")
         return None
     missing = [f for f in functions if not callable(getattr(module, f, None))]
     if missing:

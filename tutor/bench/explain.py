@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tutor import cells as cell_width
 from tutor.bench.occupancy import occupancy
 from tutor.bench.rules import Side, shown
-from tutor.i18n import N_, _
+from tutor.lang import cells as cell_width
+from tutor.lang.i18n import N_, _
 
 SIDES = (("mine", N_("yours")), ("reference", N_("reference")))
 # The names of a case's yardstick (tutor.bench.coach.SIDES), for the verdict's language.

@@ -1,7 +1,7 @@
 """The compile and launch facts of one call of a kernel's host function, read on the GPU.
 
     limits = device_limits()              # the card: SMs, registers, shared memory, warps
-    facts = call_facts(lambda: fn(*inputs))
+    facts = call_facts(lambda: fn(*inputs), language)   # language: tutor.kernels
     # {"launches": [{"kernel", "grid", "programs", "n_regs", "n_spills", "shared",
     #                "num_warps", "num_stages", "tensor_cores", "dot_tiles", "exp_ops",
     #                "exp_denormal", "ints"}, ...],
@@ -10,40 +10,22 @@
 Runs in the bench process (tutor.bench.child), which has a GPU; everything it returns is plain
 JSON, read by the perf coach (tutor.bench.occupancy, tutor.bench.rules) in the tutor's process.
 
-- Every Triton launch in the call goes through `CompiledKernel.launch_metadata(grid, stream,
-  *args)` with the grid already resolved (a callable grid has been called), so wrapping it sees
-  the launch's kernel (its registers, spills, shared memory, warps, stages and PTX) and grid,
-  autotuned launches included.
+- The kernel language reads each launch of its kernels in the call (its registers, spills,
+  shared memory, warps, stages and grid: `KernelLanguage.recorded_launches`, Triton's in
+  tutor.kernels.triton.facts).
 - The torch profiler (CUPTI) sees every kernel the call ran on the GPU, torch's own as well
   (a `.contiguous()` copy, a `.float()` cast, a `zeros` fill), with its GPU time: what a call
   launches beyond the learner's kernels, and where its time goes.
-
-Metadata fields move between Triton versions: each is read with getattr and may be None.
 """
 
 from __future__ import annotations
 
-import contextlib
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from tutor.bench.gpu_lock import exclusive
+from tutor.kernels.base import KernelLanguage
 
-MAX_INTS = 24  # integer arguments kept per launch (block sizes, lengths, strides)
-MMA = re.compile(r"\b(?:wgmma|mma)\.")  # a tensor-core instruction in the PTX
-# A tl.dot in the Triton IR: `tt.dot %a, %b, %acc ... : tensor<MxKxbf16> * tensor<KxNxbf16> ->`.
-# Its operands' shapes are the tile the program multiplies, whatever the source names them,
-# and however many tiles each program walks (a persistent kernel's grid says nothing of them).
-DOT = re.compile(
-    r"\btt\.dot\s[^\n]*?:\s*tensor<(\d+)x(\d+)x[a-z]\w*>\s*\*\s*tensor<\d+x(\d+)x[a-z]"
-)
-# The GPU's exponential is 2^x (ex2.approx). tl.exp2 compiles to its flush-to-zero form
-# (ex2.approx.ftz.f32: one instruction); tl.exp(x) to 2^(x * log2 e) through the form that keeps
-# denormal results (ex2.approx.f32), which ptxas wraps in a range check and two multiplies.
-# Counted in the PTX text, per instruction written (a loop body counts once).
-EX2 = re.compile(r"^\s*ex2\.approx\.", re.MULTILINE)
-EX2_DENORMAL = re.compile(r"^\s*ex2\.approx\.f32\s", re.MULTILINE)
 RESERVED_SHARED_PER_BLOCK = 1024  # the driver keeps 1 KB of shared memory per block (sm_80+)
 REGISTER_UNIT = 256  # registers are allocated per warp, 256 at a time
 MAX_BLOCKS_PER_SM = {9: 32, 8: 32, 7: 32}  # resident blocks per SM by compute capability major
@@ -81,87 +63,6 @@ def device_limits(device: int = 0) -> dict[str, Any]:
     return limits
 
 
-@contextlib.contextmanager
-def recorded_launches() -> Iterator[list[dict[str, Any]]]:
-    """Every Triton launch made inside the block, as facts (the list fills as they happen)."""
-    from triton.compiler.compiler import CompiledKernel
-
-    found: list[dict[str, Any]] = []
-    original = CompiledKernel.launch_metadata
-
-    def recording(self, grid, stream, *args):
-        try:
-            found.append(_launch(self, grid, args))
-        except Exception as exc:  # noqa: BLE001 - facts are evidence only; never break a call
-            found.append({"kernel": getattr(self, "name", "?"), "error": str(exc)[:200]})
-        return original(self, grid, stream, *args)
-
-    CompiledKernel.launch_metadata = recording
-    try:
-        yield found
-    finally:
-        CompiledKernel.launch_metadata = original
-
-
-def _launch(kernel: Any, grid: Any, args: tuple) -> dict[str, Any]:
-    kernel._init_handles()  # n_regs and n_spills are read when the binary is loaded
-    dims = [int(d) for d in (grid if isinstance(grid, (tuple, list)) else (grid,))]
-    dims += [1] * (3 - len(dims))
-    metadata = kernel.metadata
-    programs = dims[0] * dims[1] * dims[2]
-    names = list(getattr(getattr(kernel.src, "fn", None), "arg_names", []) or [])
-    ints = {
-        name: value
-        for name, value in zip(names, args, strict=False)
-        if isinstance(value, int) and not isinstance(value, bool)
-    }
-    ptx, ttir = _asm(kernel, "ptx"), _asm(kernel, "ttir")
-    return {
-        "kernel": getattr(kernel, "name", None) or getattr(metadata, "name", "?"),
-        "grid": dims,
-        "programs": programs,
-        "n_regs": getattr(kernel, "n_regs", None),
-        "n_spills": getattr(kernel, "n_spills", None),
-        "shared": getattr(metadata, "shared", None),
-        "num_warps": getattr(metadata, "num_warps", None),
-        "num_stages": getattr(metadata, "num_stages", None),
-        "num_ctas": getattr(metadata, "num_ctas", None),
-        "tensor_cores": None if ptx is None else bool(MMA.search(ptx)),
-        "dot_tiles": dot_tiles(ttir),
-        **exp_facts(ptx),
-        "ints": dict(list(ints.items())[:MAX_INTS]),
-    }
-
-
-def _asm(kernel: Any, stage: str) -> str | None:
-    """One stage of the compiled kernel's text (`ptx`, `ttir`), or None where it is missing."""
-    try:
-        return kernel.asm.get(stage) if hasattr(kernel.asm, "get") else kernel.asm[stage]
-    except (KeyError, TypeError):
-        return None
-
-
-def dot_tiles(ttir: str | None) -> list[list[int]] | None:
-    """The [M, N, K] of every distinct two-dimensional tl.dot in a kernel's Triton IR, in order
-    (a batched, three-dimensional dot is left out); None without the IR."""
-    if ttir is None:
-        return None
-    found: list[list[int]] = []
-    for m, k, n in DOT.findall(ttir):
-        tile = [int(m), int(n), int(k)]
-        if tile not in found:
-            found.append(tile)
-    return found
-
-
-def exp_facts(ptx: str | None) -> dict[str, int | None]:
-    """How many exponentials a kernel's PTX holds, and how many of them keep denormal results
-    (a tl.exp's; a tl.exp2 flushes them to zero, in one instruction)."""
-    if ptx is None:
-        return {"exp_ops": None, "exp_denormal": None}
-    return {"exp_ops": len(EX2.findall(ptx)), "exp_denormal": len(EX2_DENORMAL.findall(ptx))}
-
-
 def profiled_kernels(call: Callable[[], Any]) -> list[dict[str, Any]]:
     """Every GPU kernel (and memory copy or fill) one `call` ran, with its GPU time in µs."""
     import torch
@@ -182,8 +83,9 @@ def profiled_kernels(call: Callable[[], Any]) -> list[dict[str, Any]]:
     return kernels
 
 
-def call_facts(call: Callable[[], Any]) -> dict[str, Any]:
-    """The launches of one call (with their compile facts) and every kernel it ran on the GPU.
+def call_facts(call: Callable[[], Any], language: KernelLanguage) -> dict[str, Any]:
+    """The launches of one call (with their compile facts, as `language` reads them) and every
+    kernel it ran on the GPU.
 
     The call is made twice: once with the launches recorded (its compiles already done by the
     caller), once under the profiler; recording is cheap, profiling is not, and neither may
@@ -192,7 +94,7 @@ def call_facts(call: Callable[[], Any]) -> dict[str, Any]:
     import torch
 
     with exclusive():
-        with recorded_launches() as launches:
+        with language.recorded_launches() as launches:
             call()
             torch.cuda.synchronize()
         facts: dict[str, Any] = {"launches": launches, "kernels": [], "profile_error": None}
@@ -201,8 +103,8 @@ def call_facts(call: Callable[[], Any]) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - the launches alone still say a lot
             facts["profile_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
             return facts
-        triton_names = {launch.get("kernel") for launch in launches}
+        learner_names = {launch.get("kernel") for launch in launches}
         for kernel in kernels:
-            kernel["triton"] = kernel["name"] in triton_names
+            kernel["triton"] = kernel["name"] in learner_names
         facts["kernels"] = kernels
         return facts

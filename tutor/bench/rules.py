@@ -11,7 +11,7 @@ times (GPU time per call in a CUDA graph, and the per-call time that adds the ho
 cost). Nothing here reads source text or times anything: these are pure functions of recorded
 facts, so they are tested on the CPU with facts recorded on an H200.
 
-A finding's text is in the active language (tutor.i18n: the bench process is told the
+A finding's text is in the active language (tutor.lang.i18n: the bench process is told the
 learner's); its id and numbers are the same in every language, as `--json` promises.
 
 The yardstick is the reference solution when the learner's file is timed beside it, and torch
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tutor.bench.occupancy import BLOCKS, REGISTERS, SHARED, WARPS, Fit, occupancy
-from tutor.i18n import N_, _, ngettext
+from tutor.lang.i18n import N_, _, ngettext
 
 SLOWER = 1.15  # GPU time over the yardstick's before anything is claimed (runs vary ~3%)
 AT_REFERENCE = "at-reference"

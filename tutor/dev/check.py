@@ -6,7 +6,7 @@ For each drill (all playable ones by default):
   fix) and at least two known-buggy kernels in drills/mutants/<id>/; every ladder in the drill's
   hints file and every mutant is named after a declared or a generic diagnosis; the files the
   catalogue derives (starter, solution, tests, lesson, hints, bench recipe) exist;
-- translations (tutor.translation_check): each language the drill lists has its lesson and
+- translations (tutor.dev.translations): each language the drill lists has its lesson and
   hints, fresh (made from the English as it is now), with ladders the English's shape;
 - one-idea mutants kept as patches still apply to the solution, or to the correct variant their
   `base:` line names (tutor.dev.patches); a whole-file buggy mutant within two lines of code of the
@@ -36,15 +36,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from tutor import diagnoses as dx
-from tutor import translation_check
-from tutor.catalogue import Catalogue, Drill
-from tutor.dev import patches
-from tutor.hints import HintBook, HintFileError, drill_ladders
-from tutor.results import RunResult
-from tutor.runner import Runner
+from tutor.course import diagnoses as dx
+from tutor.course.catalogue import Catalogue, Drill
+from tutor.course.hints import HintBook, HintFileError, drill_ladders
+from tutor.dev import patches, translations
+from tutor.run.results import RunResult
+from tutor.run.runner import Runner
+from tutor.run.warm import runs_on_cpu
 from tutor.states import RunStatus
-from tutor.warm import runs_on_cpu
 
 CORRECT = "correct"  # mutants named correct__<variant>.py must pass clean
 PERF = "perf-"  # perf-<perf diagnosis>__<variant>.py: correct, and slow for that reason
@@ -231,7 +230,7 @@ def content_findings(catalogue: Catalogue, drill: Drill) -> list[Finding]:
     for what, path in required.items():
         shown = path.relative_to(paths.root) if path.is_relative_to(paths.root) else path
         rule(what, path.is_file(), f"{shown} {'exists' if path.is_file() else 'is missing'}")
-    for subject, ok, message in translation_check.drill_findings(catalogue, drill):
+    for subject, ok, message in translations.drill_findings(catalogue, drill):
         rule(subject, ok, message)
     try:
         own = drill_ladders(paths.hints_dir, drill.id)
@@ -411,7 +410,7 @@ def check_course(
     for drill in chosen:
         for finding in content_findings(catalogue, drill):
             report(finding)
-    for subject, ok, message in translation_check.course_findings(catalogue, chosen):
+    for subject, ok, message in translations.course_findings(catalogue, chosen):
         report(Finding("course", subject, ok, message))
     if not drill_ids:
         for finding in perf_course_findings(catalogue):

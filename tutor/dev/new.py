@@ -30,8 +30,8 @@ from pathlib import Path
 
 import yaml
 
-from tutor.catalogue import Catalogue, CatalogueError, load_catalogue
-from tutor.paths import CoursePaths
+from tutor.course.catalogue import Catalogue, CatalogueError, load_catalogue
+from tutor.course.paths import CoursePaths
 
 _ID = re.compile(r"^[a-z][a-z0-9_-]*$")
 # Names the written Python files import or define beside the drill's functions.

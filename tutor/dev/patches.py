@@ -15,14 +15,14 @@ When the file under a patch changes elsewhere (a docstring grows, a signature is
 `rebase` carries the patch's one idea onto the new file: its edits move with the unchanged
 lines they sit in, and an edit whose lines changed too is a PatchError, left to a person.
 
-    python -m tutor.dev.patches rebase t3 HEAD   # t3's patches, from the solution at HEAD
+    tutor dev rebase t3 [--since HEAD]   # t3's patches, from their base files at HEAD
 
 When the solution grows a path the drill does not teach (m1's tensor descriptors), the taught
 version stays as a correct variant and `onto` moves every patch built on the solution onto it:
 each is rebased from the solution at REV onto the variant and gets the variant's `base:` line,
 so its mutant is the file it was.
 
-    python -m tutor.dev.patches onto m1 correct__pointer_tiles.py HEAD
+    tutor dev rebase m1 --onto correct__pointer_tiles.py [--since HEAD]
 
 `code_lines_apart` measures how far a whole-file mutant is from a file it could be a patch on,
 in lines of code (comments, docstrings and layout do not count): `tutor dev check` asks for a
@@ -195,79 +195,4 @@ def _is_docstring(statement: ast.stmt) -> bool:
         isinstance(statement, ast.Expr)
         and isinstance(statement.value, ast.Constant)
         and isinstance(statement.value.value, str)
-    )
-
-
-def _solution_at(drill_id: str, rev: str):
-    """(the catalogue, the drill's solution path, its text at git revision `rev`)."""
-    import subprocess
-    from pathlib import Path
-
-    from tutor.catalogue import load_catalogue
-    from tutor.paths import CoursePaths
-
-    catalogue = load_catalogue(CoursePaths(Path.cwd()))
-    solution = catalogue.paths.solution(catalogue.drill(drill_id).file)
-    relative = solution.resolve().relative_to(Path.cwd().resolve())
-    old = subprocess.run(
-        ["git", "show", f"{rev}:{relative.as_posix()}"], capture_output=True, text=True, check=True
-    ).stdout
-    return catalogue, solution, old
-
-
-def _remake_solution_patches(folder, remake, done: str) -> int:
-    """Rewrite every patch in `folder` built on the solution as `remake(text)` gives it (None:
-    leave it); print each one done or failed, and return 1 if any failed."""
-    failed = 0
-    for path in sorted(folder.glob("*.patch")):
-        text = path.read_text(encoding="utf-8")
-        if base(text) is not None:
-            continue  # built on a correct variant
-        try:
-            remade = remake(text)
-        except PatchError as exc:
-            failed += 1
-            print(f"{path}: {exc}")
-            continue
-        if remade is not None:
-            path.write_text(remade, encoding="utf-8")
-            print(f"{done} {path}")
-    return 1 if failed else 0
-
-
-def _onto_variant(drill_id: str, variant_name: str, rev: str) -> int:
-    """Move every patch of `drill_id` built on its solution (as at `rev`) onto a variant."""
-    catalogue, _solution, old = _solution_at(drill_id, rev)
-    folder = catalogue.paths.mutants(drill_id)
-    variant = (folder / variant_name).read_text(encoding="utf-8")
-    return _remake_solution_patches(
-        folder, lambda text: onto(old, variant, text, variant_name), "moved"
-    )
-
-
-def _rebase_drill(drill_id: str, rev: str) -> int:
-    """Rebase every patch of `drill_id` built on its solution, from the solution at `rev`."""
-    catalogue, solution, old = _solution_at(drill_id, rev)
-    new = solution.read_text(encoding="utf-8")
-
-    def remake(text: str) -> str | None:
-        try:
-            apply(new, text)
-            return None  # still applies
-        except PatchError:
-            return rebase(old, new, text, solution.name)
-
-    return _remake_solution_patches(catalogue.paths.mutants(drill_id), remake, "rebased")
-
-
-if __name__ == "__main__":
-    import sys
-
-    if len(sys.argv) == 4 and sys.argv[1] == "rebase":
-        sys.exit(_rebase_drill(sys.argv[2], sys.argv[3]))
-    if len(sys.argv) == 5 and sys.argv[1] == "onto":
-        sys.exit(_onto_variant(sys.argv[2], sys.argv[3], sys.argv[4]))
-    sys.exit(
-        "usage: python -m tutor.dev.patches rebase DRILL REV\n"
-        "       python -m tutor.dev.patches onto DRILL correct__VARIANT.py REV"
     )

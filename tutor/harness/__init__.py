@@ -19,7 +19,7 @@ The fixtures `impl` (the learner's module, its functions observed), `backend` an
 from the `tutor.harness.drill_plugin` pytest plugin that drills/tests/conftest.py names.
 """
 
-from tutor import diagnoses
+from tutor.course import diagnoses
 from tutor.harness.backend import Backend, round_to
 from tutor.harness.checks import (
     Suspect,

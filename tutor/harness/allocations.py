@@ -24,10 +24,10 @@ from __future__ import annotations
 import torch
 from torch.overrides import TorchFunctionMode
 
-from tutor import diagnoses as dx
+from tutor.course import diagnoses as dx
 from tutor.harness.failures import HarnessFailure
 from tutor.harness.inputs import guard_value
-from tutor.i18n import N_, _
+from tutor.lang.i18n import N_, _
 
 GUARD = 1 << 14  # elements on each side: more than any block's overhang past a tensor's end
 # How an access past the end happens, in every missing-mask message: no mask at all, or a mask

@@ -7,12 +7,12 @@ proving a drill runs its tests on the solution, the starter and every known-bugg
 process for each file costs more than most of their tests (two forks of a process holding torch,
 pytest's start-up, the tutor's supervision: about 0.1 s of CPU a file, 40 s for the course).
 Here each file gets the session a single run gives it (the same PYTEST_ARGS, then `--impl=FILE`),
-one after the other, in the process the runner started (tutor.runner.Runner.run_batch).
+one after the other, in the process the runner started (tutor.run.runner.Runner.run_batch).
 
-Before each session a sealed `batch_file` event names the file (tutor.events.BatchFile), so the
-runner knows which events are whose. The events key (tutor.event_seal) is read once and handed to
+Before each session a sealed `batch_file` event names the file (tutor.run.events.BatchFile), so the
+runner knows which events are whose. The events key (tutor.run.seal) is read once and handed to
 each session through a pipe of its own, as the tutor hands it to a single run. The run's guard
-(tutor.child_guard) is installed once for the whole batch; what a session leaves running is
+(tutor.run.child_guard) is installed once for the whole batch; what a session leaves running is
 ended before the next. A session that runs past `--each` seconds (a single run's time limit)
 ends the batch, as does a file whose session kills the process: the runner runs that file and
 the rest one by one, as it runs a learner's file, which names a hang or a crash.
@@ -29,9 +29,9 @@ import time
 
 import pytest
 
-from tutor import child_guard
-from tutor.event_seal import key_pipe, read_key, seal
-from tutor.events import BatchFile
+from tutor.run import child_guard
+from tutor.run.events import BatchFile
+from tutor.run.seal import key_pipe, read_key, seal
 
 KEY_OPTION = "--tutor-events-key="
 EVENTS_OPTION = "--tutor-events="

@@ -19,12 +19,13 @@ from typing import Any
 
 import torch
 
-from tutor import diagnoses as dx
-from tutor.agreement import END_UNWRITTEN, GRID_STOPS, NO_GRID_STOPS
-from tutor.harness import errormap, interpreter, learner, story_text
+from tutor import kernels
+from tutor.course import diagnoses as dx
+from tutor.harness import errormap, learner, story_text
 from tutor.harness.allocations import LEAKY_MASK, never_written
 from tutor.harness.failures import DrillFailure, HarnessFailure
-from tutor.i18n import _, ngettext
+from tutor.lang.i18n import _, ngettext
+from tutor.run.agreement import END_UNWRITTEN, GRID_STOPS, NO_GRID_STOPS
 
 # What a never-written output holds, as a failure's facts["fill"] (for the hint texts).
 EMPTY = "empty"  # the sentinel the fence fills torch.empty with
@@ -131,7 +132,7 @@ def expect_close(
     wrong, unwritten, located = _located(actual, expected, tol)
     call = learner.call_behind(actual)  # the launches that made this output, for grid claims
     # Only an end never written, and whether the launches can have stopped there: the evidence
-    # for grid-too-small here, and for or against it elsewhere in the run (tutor.agreement).
+    # for grid-too-small here, and for or against it elsewhere in the run (tutor.run.agreement).
     end = _unwritten_end(wrong, unwritten)
     grid_stops = end is not None and _grid_could_stop_at(end.starts, call)
     grid_claim = grid_stops and not end.sliver
@@ -249,9 +250,8 @@ def expect_close(
 
 def _backend_note(dtype: torch.dtype) -> str:
     """Where the verdict depends on the backend by nature, a sentence that says so."""
-    if dtype == torch.bfloat16 and interpreter.installed():
-        return "\n" + _(interpreter.BF16_ARITHMETIC_NOTE)
-    return ""
+    note = kernels.current().half_precision_note() if dtype == torch.bfloat16 else ""
+    return "\n" + note if note else ""
 
 
 def _zero_filled_tail(got: torch.Tensor, want: torch.Tensor, wrong: torch.Tensor) -> str | None:

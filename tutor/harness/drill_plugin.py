@@ -10,8 +10,10 @@ drill's test module only sets `DRILL = "<id>"` and asks for the fixtures:
   (the tutor's runner gives them, having read the catalogue already);
 - `backend`: where kernels run (`.device`, `.is_cpu`); `device`: the torch device string.
 
-The backend is chosen once, in `pytest_configure`, before any test module (or learner file)
-imports triton, so the CPU interpreter can be switched on in time.
+The drill's kernel language (`--kernel-language`, which the runner takes from drills.yaml)
+chooses the backend once, in `pytest_configure`, before any test module (or learner file)
+imports triton, so Triton's CPU interpreter can be switched on in time; what it chose goes to
+the run's event stream too (tutor.run.pytest_events.SESSION_FACTS).
 """
 
 from __future__ import annotations
@@ -21,15 +23,18 @@ from pathlib import Path
 import pytest
 import torch
 
-from tutor import diagnoses as dx
-from tutor import i18n
-from tutor.catalogue import load_catalogue
+from tutor import kernels
+from tutor.course import diagnoses as dx
+from tutor.course.catalogue import load_catalogue
+from tutor.course.paths import CoursePaths
 from tutor.harness import backend as backend_mod
 from tutor.harness import learner, story_text
 from tutor.harness.failures import DrillFailure, HarnessFailure
 from tutor.harness.inputs import guard_fill
-from tutor.i18n import _, ngettext
-from tutor.paths import CoursePaths
+from tutor.lang import i18n
+from tutor.lang.i18n import _, ngettext
+from tutor.run.pytest_events import SESSION_FACTS
+from tutor.run.zygote import restart_cold
 
 _BACKEND = pytest.StashKey[backend_mod.Backend]()
 
@@ -42,7 +47,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the file under test: mine, solutions, starter, or a path (default: mine)",
     )
     group.addoption(
-        "--cpu", action="store_true", help="run kernels on the CPU through Triton's interpreter"
+        "--cpu", action="store_true", help="run kernels on the CPU (Triton's interpreter, ...)"
+    )
+    group.addoption(
+        "--kernel-language",
+        default=kernels.DEFAULT,
+        help=f"the drill's kernel language, as drills.yaml names it (default: {kernels.DEFAULT})",
     )
     # The tutor's runner has read drills.yaml already and says what it holds for the drill;
     # without these (pytest run by hand) the `impl` fixture reads it.
@@ -62,7 +72,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     i18n.activate_from_env()  # the runner passes the learner's language in $TUTOR_LANG
-    config.stash[_BACKEND] = backend_mod.select(force_cpu=config.getoption("--cpu"))
+    language = kernels.use(config.getoption("--kernel-language"))
+    chosen = language.select_backend(config.getoption("--cpu"), restart_cold)
+    config.stash[_BACKEND] = chosen
+    config.stash[SESSION_FACTS] = {
+        "backend": chosen.name,
+        "device_name": chosen.device_name,
+        "torch": torch.__version__,
+        **language.versions(),
+    }
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from tutor import mapwords
-from tutor.i18n import _, ngettext
-from tutor.mapwords import NAN, RIGHT, UNWRITTEN, WRONG
+from tutor.lang import mapwords
+from tutor.lang.i18n import _, ngettext
+from tutor.lang.mapwords import NAN, RIGHT, UNWRITTEN, WRONG
 from tutor.states import WrongPattern
 
 MAX_ROWS = 16
@@ -38,7 +38,7 @@ class ErrorMap:
     # The numbers behind the sentence, for hint texts ("6 of 1200 values"): wrong, total,
     # rows, wrong_rows, first and last (index text), pattern (a WrongPattern or ""), and
     # factor ("x0.5") when each wrong row is off by one factor; columns and flat (a 1-D output),
-    # for redrawing the picture's heading at another width (tutor.mapwords).
+    # for redrawing the picture's heading at another width (tutor.lang.mapwords).
     facts: dict = field(default_factory=dict)
 
 

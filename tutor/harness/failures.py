@@ -1,7 +1,7 @@
 """The exceptions a drill test raises when it has diagnosed a failure.
 
 A drill test's `DrillFailure` carries the test's own words, in English as the test writes them;
-they are shown in the learner's language through the drill's `stories:` map (tutor.stories,
+they are shown in the learner's language through the drill's `stories:` map (tutor.course.stories,
 tutor.harness.story_text), like its suspects' stories. The harness's own failures
 (`HarnessFailure`: a comparison's verdict, an error in the learner's file) are written through
 the tutor's catalogue (`_()`) already, and are not looked up again.

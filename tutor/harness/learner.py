@@ -1,34 +1,33 @@
 """Load the learner's file and call its functions under observation.
 
 Loading problems (no file, a syntax error, an exception at import, a function missing) and errors
-while a function runs (NotImplementedError from a starter, a Triton compile error, a Python error,
+while a function runs (NotImplementedError from a starter, a compile error, a Python error,
 a CUDA fault) become `DrillFailure`s with a diagnosis and, where it can be found, the line of the
-learner's file. A call that launches no Triton kernel, or that calls one of the drill's core
+learner's file. A call that launches no kernel, or that calls one of the drill's core
 torch operations (drills.yaml's `torch_core`), is named too (`torch-fallback`).
 """
 
 from __future__ import annotations
 
-import importlib.util
-import re
-import sys
-import traceback
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType, TracebackType
+from types import ModuleType
 from typing import Any
 
 import torch
 
-from tutor import diagnoses as dx
-from tutor.harness import interpreter, launches
+from tutor import kernels
+from tutor.course import diagnoses as dx
 from tutor.harness.allocations import GuardedAllocations
 from tutor.harness.failures import DrillFailure, HarnessFailure
 from tutor.harness.inputs import same_layout
 from tutor.harness.torch_calls import CoreCalls
-from tutor.i18n import N_, _
+from tutor.kernels import launches
+from tutor.kernels.base import KernelFailure
+from tutor.kernels.errors import where_in
+from tutor.lang.i18n import _
 
 
 def load(path: Path, functions: tuple[str, ...], torch_core: tuple[str, ...] = ()) -> Learner:
@@ -39,48 +38,12 @@ def load(path: Path, functions: tuple[str, ...], torch_core: tuple[str, ...] = (
     """
     if not path.is_file():
         raise HarnessFailure(dx.MISSING_FILE, _("{path} does not exist").format(path=path))
-    launches.install()
-    name = f"learner_{abs(hash(str(path)))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise HarnessFailure(
-            dx.IMPORT_ERROR,
-            _("{file} is not a Python file: the file under test must end in .py").format(
-                file=path.name
-            ),
-        )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+    language = kernels.current()
+    language.install_launch_hooks()
     try:
-        spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        raise HarnessFailure(
-            dx.SYNTAX_ERROR,
-            _("{where}: syntax error: {error}").format(
-                where=_where(path, exc.lineno), error=exc.msg
-            ),
-            (exc.text or "").rstrip(),
-            line=exc.lineno,
-        ) from None
-    except SystemExit as exc:
-        line = deepest_line(exc, path)
-        raise HarnessFailure(
-            dx.IMPORT_ERROR,
-            _(
-                "{where}: importing the file called sys.exit({code}), which would end the "
-                "tests; keep only definitions at the top level"
-            ).format(where=_where(path, line), code=repr(exc.code)),
-            line=line,
-        ) from None
-    except Exception as exc:  # noqa: BLE001 - any error at import is the learner's to see
-        line = deepest_line(exc, path)
-        raise HarnessFailure(
-            dx.IMPORT_ERROR,
-            _("{where}: importing the file raised {kind}: {error}").format(
-                where=_where(path, line), kind=type(exc).__name__, error=exc
-            ),
-            line=line,
-        ) from None
+        module = language.load(path, f"learner_{abs(hash(str(path)))}")
+    except KernelFailure as failure:
+        raise _harness_failure(failure) from None
     missing = [f for f in functions if not callable(getattr(module, f, None))]
     if missing:
         raise HarnessFailure(
@@ -163,7 +126,7 @@ def _remember_returned(result: Any, record: CallRecord) -> None:
 def observed(
     fn: Callable[..., Any], name: str, path: Path, torch_core: tuple[str, ...] = ()
 ) -> Callable[..., Any]:
-    """`fn` that turns errors into diagnoses and insists that Triton does the work: at least
+    """`fn` that turns errors into diagnoses and insists that the kernels do the work: at least
     one launch, and no call to one of the drill's `torch_core` operations."""
 
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -192,18 +155,22 @@ def observed(
         if launches.count() == before:
             raise HarnessFailure(
                 dx.TORCH_FALLBACK,
-                _("{name} returned without launching a Triton kernel").format(name=name),
-                _("The drill is to compute the result in your @triton.jit kernel, not with torch."),
+                _("{name} returned without launching {kernel}").format(
+                    name=name, kernel=_(kernels.current().kernel_noun)
+                ),
+                _("The drill is to compute the result in your kernel, not with torch."),
             )
         if core_calls.calls:
             raise HarnessFailure(
                 dx.TORCH_FALLBACK,
-                _("{name} launched a Triton kernel, but called {calls}").format(
-                    name=name, calls=", ".join(core_calls.calls)
+                _("{name} launched {kernel}, but called {calls}").format(
+                    name=name,
+                    kernel=_(kernels.current().kernel_noun),
+                    calls=", ".join(core_calls.calls),
                 ),
                 _(
                     "That torch call does this drill's work, which is the kernel's to do: move it "
-                    "into your @triton.jit kernel (allocating, views and copies in torch are fine)."
+                    "into your kernel (allocating, views and copies in torch are fine)."
                 ),
             )
         return result
@@ -233,7 +200,7 @@ def _limit_of_half_values(
     return HarnessFailure(
         dx.BF16_NO_UPCAST,
         _("{where}: the CPU interpreter stopped in arithmetic on {dtype} values").format(
-            where=_where(path, limit.line), dtype=dtype
+            where=where_in(path, limit.line), dtype=dtype
         ),
         _(
             "The same call on fp32 copies of the inputs runs: the kernel computes on the {dtype} "
@@ -269,216 +236,11 @@ def call_or_refuse(impl: Learner, name: str, *args: Any, **kwargs: Any) -> bool:
     return False
 
 
-def classify(exc: BaseException, name: str, path: Path) -> DrillFailure:
-    """Name what kind of error the learner's code raised, and where."""
-    root = _root_cause(exc)
-    line = deepest_line(exc, path)
-    where = _where(path, line)
-    kind = type(root).__name__
-    limit = interpreter.is_limit(exc)
-    if limit is not None:
-        # Checked before NotImplementedError: the interpreter raises it for what it lacks.
-        return HarnessFailure(
-            dx.INTERPRETER_LIMIT,
-            _(
-                "{where}: the CPU interpreter cannot run {limit}; your code may be right: "
-                "it runs on a GPU"
-            ).format(where=where, limit=limit),
-            _excerpt(path, line),
-            line=line,
-        )
-    if isinstance(root, interpreter.GlobalReadError):
-        # What the GPU's compiler refuses, refused on the CPU too, at the line that reads it.
-        kernel_line = root.lineno if root.file == str(path.resolve()) else line
-        return HarnessFailure(
-            dx.TRITON_COMPILE_ERROR,
-            _(_COMPILE_ERROR).format(where=_where(path, kernel_line), error=root),
-            _excerpt(path, kernel_line),
-            line=kernel_line,
-        )
-    if isinstance(root, NotImplementedError) and interpreter.raised_in(root):
-        # Triton itself refuses the feature (tl.make_block_ptr in 3.9): a GPU's compiler
-        # reports it as a compile error, so the interpreter's run does too.
-        return HarnessFailure(
-            dx.TRITON_COMPILE_ERROR,
-            _(_COMPILE_ERROR).format(where=where, error=root),
-            _excerpt(path, line),
-            line=line,
-        )
-    if isinstance(root, NotImplementedError):
-        return HarnessFailure(
-            dx.NOT_WRITTEN,
-            _("{name} is not written yet ({where}: {error})").format(
-                name=name, where=where, error=root
-            ),
-            line=line,
-        )
-    kernel_line = (_compile_error_line(root, path) if _is_compile_error(root) else None) or line
-    chain_text = "\n".join(str(e) for e in _chain(exc))
-    half = _HALF_MATH.search(chain_text)
-    half_dispatch = _half_precision_dispatch(exc)
-    if half or half_dispatch:
-        # Triton refuses exp/sqrt/sigmoid on 16-bit floats, libdevice has no 16-bit versions,
-        # and older interpreters cannot do bf16 arithmetic at all: the missing upcast after a
-        # load, named as such (the same code refuses it on a GPU).
-        said = (
-            half.group(0)
-            if half
-            else _("a libdevice function got {dtype} values").format(dtype=half_dispatch)
-        )
-        return HarnessFailure(
-            dx.BF16_NO_UPCAST,
-            _("{where}: math on 16-bit float values: {said}").format(
-                where=_where(path, kernel_line), said=said
-            ),
-            _(
-                "Triton's math functions (exp, sqrt, sigmoid, libdevice's tanh, ...) accept only "
-                "fp32 and fp64 values."
-            ),
-            line=kernel_line,
-        )
-    if _is_compile_error(root):
-        text = _compile_error_text(root)
-        return HarnessFailure(
-            dx.TRITON_COMPILE_ERROR,
-            _(_COMPILE_ERROR).format(where=_where(path, kernel_line), error=text),
-            _excerpt(path, kernel_line),
-            line=kernel_line,
-        )
-    message = str(root).strip().splitlines()[0] if str(root).strip() else ""
-    if "CUDA error" in message or "illegal memory access" in message or kind == "AcceleratorError":
-        return HarnessFailure(
-            dx.CUDA_ERROR,
-            _("{name} crashed on the GPU: {error}").format(name=name, error=message),
-            _(
-                "An illegal address usually means a load or store without a mask, or a wrong "
-                "stride."
-            ),
-            line=line,
-        )
-    if _is_interpreter_error(exc) and line is not None:
-        # The interpreter runs the kernel as Python, so its errors point at the kernel's line.
-        return HarnessFailure(
-            dx.TRITON_COMPILE_ERROR,
-            _("{where}: the kernel failed in Triton's interpreter: {kind}: {error}").format(
-                where=where, kind=kind, error=message
-            ),
-            _excerpt(path, line),
-            line=line,
-        )
-    return HarnessFailure(
-        dx.PYTHON_ERROR,
-        _("{where}: {name} raised {kind}: {error}").format(
-            where=where, name=name, kind=kind, error=message
-        ),
-        _excerpt(path, line),
-        line=line,
-    )
+def classify(exc: BaseException, name: str, path: Path) -> HarnessFailure:
+    """Name what kind of error a call of the learner's `name` raised, and where (the drill's
+    kernel language knows its own errors: tutor.kernels)."""
+    return _harness_failure(kernels.current().classify(exc, name, path))
 
 
-# One message for every way Triton refuses a kernel, so it is translated once.
-_COMPILE_ERROR = N_("{where}: Triton could not compile the kernel: {error}")
-
-_HALF_MATH = re.compile(r"Expected dtype \[.*\] but got (bf16|fp16)|has no attribute 'get_bf16'")
-_HALF_FLOATS = ("bf16", "fp16")
-
-
-def _half_precision_dispatch(exc: BaseException) -> str | None:
-    """The 16-bit float dtype ("bf16") a libdevice call found no version for, else None.
-
-    `tl.core.extern_elementwise` looks the argument dtypes up in the function's table
-    (fp32 and fp64 only): bf16 arguments raise KeyError((bf16,)). The interpreter and the
-    GPU's compiler run the same lookup (the compiler's CompilationError is raised from it),
-    and both read it as a compile error before.
-    """
-    for error in _chain(exc):
-        if not isinstance(error, KeyError) or not error.args:
-            continue
-        try:
-            dtypes = list(error.args[0])  # a tuple of tl.dtype (triton's own tuple class)
-        except TypeError:
-            continue
-        half = [d.name for d in dtypes if getattr(d, "name", None) in _HALF_FLOATS]
-        if half:
-            return half[0]
-    return None
-
-
-def deepest_line(exc: BaseException, path: Path) -> int | None:
-    """The innermost line of `path` in the tracebacks of `exc` and the errors it wraps."""
-    target = str(path.resolve())
-    found = None
-    for error in _chain(exc):
-        for frame in _frames(error.__traceback__):
-            if str(Path(frame.filename).resolve()) == target:
-                found = frame.lineno
-    return found
-
-
-def _chain(exc: BaseException) -> list[BaseException]:
-    """`exc` and every error it was raised from or while handling."""
-    seen: list[BaseException] = []
-    while exc is not None and exc not in seen:
-        seen.append(exc)
-        exc = exc.__cause__ or exc.__context__
-    return seen
-
-
-def _compile_error_text(exc: BaseException) -> str:
-    """What Triton objected to: its message, else the error underneath, else the last line."""
-    message = getattr(exc, "error_message", None)
-    if message:
-        return str(message).strip()
-    for inner in _chain(exc)[1:]:
-        if str(inner).strip():
-            return f"{type(inner).__name__}: {str(inner).strip().splitlines()[-1]}"
-    lines = [ln for ln in str(exc).splitlines() if ln.strip() and ln.strip() != "^"]
-    return lines[-1].strip() if lines else type(exc).__name__
-
-
-def _frames(tb: TracebackType | None) -> list[traceback.FrameSummary]:
-    return list(traceback.extract_tb(tb)) if tb is not None else []
-
-
-def _root_cause(exc: BaseException) -> BaseException:
-    while exc.__cause__ is not None and _is_interpreter_error(exc):
-        exc = exc.__cause__
-    return exc
-
-
-def _is_interpreter_error(exc: BaseException) -> bool:
-    return type(exc).__name__ == "InterpreterError"
-
-
-def _is_compile_error(exc: BaseException) -> bool:
-    return any(cls.__name__ == "CompilationError" for cls in type(exc).__mro__)
-
-
-def _compile_error_line(exc: BaseException, path: Path) -> int | None:
-    """Map a CompilationError's line (relative to the kernel's `def`) to a line of the file."""
-    src, node = getattr(exc, "src", None), getattr(exc, "node", None)
-    if not src or not hasattr(node, "lineno"):
-        return None
-    def_line = src.splitlines()[0].strip()
-    match = re.match(r"def\s+\w+", def_line)
-    if not match:
-        return None
-    for number, text in enumerate(path.read_text().splitlines(), start=1):
-        if text.strip().startswith(match.group(0)):
-            return number + node.lineno - 1
-    return None
-
-
-def _where(path: Path, line: int | None) -> str:
-    """`file.py:12`, or `file.py` when the line is not known."""
-    return f"{path.name}:{line}" if line else path.name
-
-
-def _excerpt(path: Path, line: int | None) -> str:
-    if not line:
-        return ""
-    try:
-        text = path.read_text().splitlines()[line - 1]
-    except (OSError, IndexError):
-        return ""
-    return f"    {line} | {text.strip()}"
+def _harness_failure(failure: KernelFailure) -> HarnessFailure:
+    return HarnessFailure(failure.diagnosis, failure.message, failure.details, line=failure.line)

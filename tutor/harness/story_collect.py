@@ -1,6 +1,6 @@
 """Collect the English a drill's tests can show: `python -m tutor.harness.story_collect [--gpu]
-TEST SOLUTION OUT.json [MUTANT ...]` (tutor.stories runs it; learner code is not involved, only
-the course's own files).
+TEST SOLUTION OUT.json [MUTANT ...]` (`tutor dev stories` runs it; learner code is not involved,
+only the course's own files).
 
 The tests run twice on the solution, on the CPU (on the GPU with `--gpu`: a test may say
 something there that it never says on the interpreter, e.g. a race seen only on a GPU), with

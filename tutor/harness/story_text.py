@@ -1,8 +1,8 @@
 """In a drill's test run: the test's own English (stories, output names) in the learner's language.
 
 The drill plugin points `use()` at the drill's hints file when a test module starts; `text()`
-then gives a story or an output name in the active language (tutor.stories: the `stories:` map
-of `hints/<id>.<lang>.yaml`), or the English as the test wrote it when there is no translation:
+then gives a story or an output name in the active language (tutor.course.stories: the `stories:`
+map of `hints/<id>.<lang>.yaml`), or the English as the test wrote it when there is no translation:
 a missing or broken map never fails a learner's run.
 
 tutor.harness.story_collect sets `collecting` to record every text the tests build (what dev
@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tutor import i18n
-from tutor.stories import EMPTY, StoryTable, table_for
-from tutor.yamlfile import YamlFileError
+from tutor.course.stories import EMPTY, StoryTable, table_for
+from tutor.course.yamlfile import YamlFileError
+from tutor.lang import i18n
 
 _table: StoryTable = EMPTY
 collecting = False  # record every story and output name into `seen`

@@ -18,15 +18,15 @@ from collections.abc import Callable, Iterable
 from textual.app import App, SystemCommand
 from textual.screen import Screen
 
-from tutor import i18n
 from tutor.bench import bench_drill
-from tutor.catalogue import Catalogue, CatalogueError, load_catalogue
-from tutor.coach import Coach
-from tutor.i18n import _
-from tutor.paths import CoursePaths
-from tutor.progress import ProgressStore
-from tutor.runner import Runner
-from tutor.titles import localized
+from tutor.coach.run_hints import Coach
+from tutor.course.catalogue import Catalogue, CatalogueError, load_catalogue
+from tutor.course.paths import CoursePaths
+from tutor.course.progress import ProgressStore
+from tutor.course.titles import localized
+from tutor.lang import i18n
+from tutor.lang.i18n import _
+from tutor.run.runner import Runner
 from tutor.ui.environment import gpu_name
 from tutor.ui.screens.drill_screen import DrillScreen
 from tutor.ui.services import BenchFunction, DrillRunner, Services, TestLister, WatchSettings
@@ -157,14 +157,14 @@ class TutorApp(App[int]):
 
 def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
     """Open the app on the course at `paths`; returns the exit status for the command line.
-    It speaks the language tutor.i18n has active (the command line chose it)."""
+    It speaks the language tutor.lang.i18n has active (the command line chose it)."""
     try:
         catalogue = localized(load_catalogue(paths), i18n.current())
     except CatalogueError as exc:
         print(f"tutor: {exc}", file=sys.stderr)
         return 2
-    from tutor import collect
-    from tutor.warm import WarmPool
+    from tutor.run import collect
+    from tutor.run.warm import WarmPool
 
     # The warm process imports torch and triton in the background while the app starts, so a
     # save is answered in about a second, on the GPU too (each run starts CUDA for itself).

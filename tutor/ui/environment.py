@@ -1,6 +1,6 @@
 """What the app learns from the machine: the learner's editor, and the GPU kernels will run on.
 
-No Textual and no torch here. The GPU's name comes from NVML (tutor.gpu: no CUDA, no torch,
+No Textual and no torch here. The GPU's name comes from NVML (tutor.run.gpu: no CUDA, no torch,
 a few milliseconds); only where NVML cannot be read but a GPU may be there does a child Python
 import torch to ask, so the app process never pays for that import (the app must be
 interactive within a second).
@@ -15,8 +15,8 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping
 
-from tutor.gpu import machine_has_gpu, nvml_gpus
-from tutor.i18n import N_
+from tutor.lang.i18n import N_
+from tutor.run.gpu import machine_has_gpu, nvml_gpus
 from tutor.states import BackendName
 
 CPU_LABEL = N_("CPU interpreter")  # translated where it is shown

@@ -1,6 +1,6 @@
 """A run as the app sees it while it streams: the runner's events folded one by one.
 
-Pure data (no Textual). The fold is the runner's own (tutor.events.Fold), so the live view and
+Pure data (no Textual). The fold is the runner's own (tutor.run.events.Fold), so the live view and
 the finished result cannot disagree; when the run ends its RunResult replaces the fold's, so a
 runner that streams nothing still shows every test, and a test cut short says how.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tutor.events import Event, Fold
-from tutor.results import RunResult, TestResult
+from tutor.run.events import Event, Fold
+from tutor.run.results import RunResult, TestResult
 from tutor.states import Outcome, RunStatus
 
 RUNNING = Outcome.RUNNING

@@ -6,9 +6,9 @@ and the list, the help screen and the `n` key all agree.
 
 from __future__ import annotations
 
-from tutor import progress as p
-from tutor.catalogue import Catalogue, Drill
-from tutor.i18n import N_
+from tutor.course import progress as p
+from tutor.course.catalogue import Catalogue, Drill
+from tutor.lang.i18n import N_
 from tutor.states import DrillStatus
 
 NOT_STARTED = "○"

@@ -11,8 +11,8 @@ from typing import Any
 
 from textual.message import Message
 
-from tutor.events import Event
-from tutor.results import RunResult
+from tutor.run.events import Event
+from tutor.run.results import RunResult
 
 
 @dataclass
@@ -25,7 +25,7 @@ class RunStarted(Message, bubble=False):
 
 @dataclass
 class RunEvent(Message, bubble=False):
-    """One event streamed by the runner (tutor.events: SessionStarted, TestStarted, ...)."""
+    """One event streamed by the runner (tutor.run.events: SessionStarted, TestStarted, ...)."""
 
     drill_id: str
     token: int

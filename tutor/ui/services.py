@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tutor.bench import BenchReport
-from tutor.catalogue import Catalogue
-from tutor.checkrun import DrillRunner, TestLister
-from tutor.coach import Coach
-from tutor.progress import ProgressStore
+from tutor.coach.check import DrillRunner, TestLister
+from tutor.coach.run_hints import Coach
+from tutor.course.catalogue import Catalogue
+from tutor.course.progress import ProgressStore
 
 # tutor.bench.bench_drill(catalogue, drill_id, impl, *, runner, force_cpu, on_progress, cancel)
 BenchFunction = Callable[..., BenchReport]
@@ -43,6 +43,6 @@ class Services:
 
     @property
     def time_limit(self) -> float | None:
-        """Seconds before a run is killed, when the runner says (tutor.runner.Runner does)."""
+        """Seconds before a run is killed, when the runner says (tutor.run.runner.Runner does)."""
         limit = getattr(self.runner, "timeout", None)
         return float(limit) if isinstance(limit, int | float) else None

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tutor.events import Event
-from tutor.results import RunResult
+from tutor.run.events import Event
+from tutor.run.results import RunResult
 from tutor.states import RunStatus
 from tutor.ui.live import LiveRun
 

@@ -25,18 +25,21 @@ from textual.widgets import Footer, Markdown, TabbedContent, TabPane
 from watchfiles import Change, awatch
 
 from tutor import bench as bench_report
-from tutor import checkrun, i18n, lessons, workspace
-from tutor.catalogue import Drill, load_catalogue
-from tutor.coach import HintView
-from tutor.events import SessionStarted, TestFinished
-from tutor.hints import stage_markdown
-from tutor.i18n import N_, _
-from tutor.perf_coach import PerfCoach
-from tutor.progress import ProgressError
-from tutor.report import format_perf_hint, solution_rule
+from tutor.coach import check
+from tutor.coach.perf_hints import PerfCoach
+from tutor.coach.report import format_perf_hint, solution_rule
+from tutor.coach.run_hints import HintView
+from tutor.course import lessons, workspace
+from tutor.course.catalogue import Drill, load_catalogue
+from tutor.course.hints import stage_markdown
+from tutor.course.progress import ProgressError
+from tutor.course.titles import localized
+from tutor.course.translations import lesson_text
+from tutor.course.yamlfile import YamlFileError
+from tutor.lang import i18n
+from tutor.lang.i18n import N_, _
+from tutor.run.events import SessionStarted, TestFinished
 from tutor.states import DrillStatus
-from tutor.titles import localized
-from tutor.translations import lesson_text
 from tutor.ui import marks
 from tutor.ui.environment import (
     CPU_BACKEND,
@@ -67,7 +70,6 @@ from tutor.ui.widgets.drill_list import CourseProgress, DrillList
 from tutor.ui.widgets.hint_panel import HintPanel, coach_markdown
 from tutor.ui.widgets.run_panel import RunPanel, shows_a_failure, summary
 from tutor.ui.widgets.status_bar import StatusBar
-from tutor.yamlfile import YamlFileError
 
 BENCH_MARGIN = 20  # columns the list and the frames take beside the Bench tab's text
 
@@ -687,7 +689,7 @@ class DrillScreen(Screen[None]):
 
     def switch_language(self, lang: str) -> None:
         """Speak `lang` from now on: every word on screen again, and remembered in .tutor/
-        for the next start (tutor.i18n)."""
+        for the next start (tutor.lang.i18n)."""
         paths = self.services.catalogue.paths
         try:
             catalogue = localized(load_catalogue(paths), lang)
@@ -751,7 +753,7 @@ class DrillScreen(Screen[None]):
         def forward(event) -> None:
             self.post_message(RunEvent(ticket.drill_id, ticket.token, event))
 
-        checked = checkrun.run_tests(
+        checked = check.run_tests(
             self.services.runner,
             ticket.drill_id,
             list_tests=self.services.list_tests,
@@ -805,7 +807,7 @@ class DrillScreen(Screen[None]):
                 self._show_coach(drill_id)
             return
         try:
-            trouble = checkrun.record(self.services.coach, checkrun.CheckedRun(result)).not_saved
+            trouble = check.record(self.services.coach, check.CheckedRun(result)).not_saved
         except YamlFileError as exc:
             trouble = exc
         if trouble is not None:

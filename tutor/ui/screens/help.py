@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tutor.i18n import _
+from tutor.lang.i18n import _
 from tutor.ui import marks
 
 

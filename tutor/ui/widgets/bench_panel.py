@@ -5,9 +5,9 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from tutor.catalogue import Drill
-from tutor.i18n import N_, _
-from tutor.progress import DrillProgress
+from tutor.course.catalogue import Drill
+from tutor.course.progress import DrillProgress
+from tutor.lang.i18n import N_, _
 
 NEEDS_GPU = N_(
     "bench needs a GPU: the CPU interpreter runs one program at a time, so its "

@@ -13,8 +13,8 @@ from textual.message import Message
 from textual.widgets import Label, OptionList, ProgressBar
 from textual.widgets.option_list import Option
 
-from tutor.catalogue import Catalogue, Drill
-from tutor.i18n import _
+from tutor.course.catalogue import Catalogue, Drill
+from tutor.lang.i18n import _
 from tutor.ui import marks
 
 _TRACK_PREFIX = "track:"

@@ -14,11 +14,11 @@ from textual.css.query import NoMatches
 from textual.widgets import Markdown, Static
 from textual.widgets.markdown import MarkdownBlock
 
-from tutor import progress as p
-from tutor.catalogue import Drill
-from tutor.coach import HintView
-from tutor.hints import stage_markdown
-from tutor.i18n import N_, _
+from tutor.coach.run_hints import HintView
+from tutor.course import progress as p
+from tutor.course.catalogue import Drill
+from tutor.course.hints import stage_markdown
+from tutor.lang.i18n import N_, _
 from tutor.states import DrillStatus, RunStatus
 
 RUNNING_TEXT = N_("**Tests running.** The hint for this run comes with its results.")

@@ -12,8 +12,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from tutor.i18n import N_, _
-from tutor.report import MAP_CELLS, fit_error_map, interpreter_note
+from tutor.coach.report import MAP_CELLS, fit_error_map, interpreter_note
+from tutor.lang.i18n import N_, _
 from tutor.states import Outcome, RunStatus, label
 from tutor.ui.live import NOT_RUN, RUNNING, LiveRun
 

@@ -8,7 +8,7 @@ from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.widgets import Label
 
-from tutor.i18n import _
+from tutor.lang.i18n import _
 
 
 class StatusBar(Horizontal):

@@ -1,0 +1,335 @@
+"""Hint ladders: for each diagnosis, a title and three stages (nudge, pointer, fix).
+
+Ladders come from `hints/<drill>.yaml`, falling back to `hints/common.yaml` for the ids every
+drill shares. A diagnosis with no ladder anywhere gets the common `mismatch` ladder.
+
+A ladder may also say what to tell for each shape of wrong output the run found
+(`tutor.states.WrongPattern`: only the end, NaN rows, off by one factor, whole rows), with as
+many stages as its plain `stages`:
+
+    mismatch:
+      title: The values are wrong
+      stages: [...]            # when no pattern fits
+      when:
+        end: [...]             # only the end is wrong: the grid and the last mask
+        rows: [...]            # whole rows: strides
+
+and its text may carry the failing run's own numbers through placeholders (`PLACEHOLDERS`),
+each of which reads as a phrase, and reads as a vaguer phrase when the run did not give the
+number: `<count>` is "6 of 1200 values" (or "some values").
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from tutor.course import translations
+from tutor.course.yamlfile import YamlFileError, line_of, load_yaml
+from tutor.lang import i18n
+from tutor.lang.i18n import N_, _
+from tutor.states import WrongPattern
+
+COMMON = "common"
+FALLBACK = "mismatch"
+
+
+@dataclass(frozen=True)
+class Ladder:
+    diagnosis: str
+    title: str
+    stages: tuple[str, ...]
+    # Stages for a shape of wrong output (a WrongPattern value), as many as `stages`.
+    when: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def stages_for(self, pattern: str | None) -> tuple[str, ...]:
+        """The stages to tell when the run's output was wrong in `pattern`."""
+        return self.when.get(pattern or "", self.stages)
+
+
+class HintFileError(YamlFileError):
+    """A hints file with the wrong shape."""
+
+
+@lru_cache(maxsize=32)
+def _load(path: Path, mtime: float) -> dict[str, Ladder]:
+    data = load_yaml(path)
+    if not isinstance(data, dict) or data.get("format") != 1:
+        raise HintFileError(path, _("expected a mapping with 'format: 1'"), line_of(data))
+    ladders: dict[str, Ladder] = {}
+    for diagnosis, raw in (data.get("diagnoses") or {}).items():
+        stages = raw.get("stages") if isinstance(raw, dict) else None
+        if (
+            not isinstance(raw, dict)
+            or not isinstance(raw.get("title"), str)
+            or not _is_stage_list(stages)
+        ):
+            raise HintFileError(
+                path,
+                _("diagnosis '{diagnosis}' needs a 'title' and a list of 'stages'").format(
+                    diagnosis=diagnosis
+                ),
+                line_of(raw),
+            )
+        ladders[diagnosis] = Ladder(
+            diagnosis,
+            raw["title"].strip(),
+            tuple(s.strip() for s in stages),
+            _when(path, diagnosis, raw, len(stages)),
+        )
+    return ladders
+
+
+# The last stage's code is written in the reference solution's names; the learner's differ.
+REFERENCE_NAMES = N_("The code uses the reference solution's names: put your own kernel's in.")
+
+
+def _named(stages: tuple[str, ...]) -> tuple[str, ...]:
+    """`stages` with REFERENCE_NAMES (in the active language) after the last one, when that
+    one shows code."""
+    if not any(kind == "code" for kind, _text in stage_blocks(stages[-1])):
+        return stages
+    return (*stages[:-1], f"{stages[-1]}\n\n{_(REFERENCE_NAMES)}")
+
+
+def _with_names(ladder: Ladder) -> Ladder:
+    return Ladder(
+        ladder.diagnosis,
+        ladder.title,
+        _named(ladder.stages),
+        {pattern: _named(stages) for pattern, stages in ladder.when.items()},
+    )
+
+
+def _is_stage_list(stages: object) -> bool:
+    return isinstance(stages, list) and bool(stages) and all(isinstance(s, str) for s in stages)
+
+
+def _when(path: Path, diagnosis: str, raw: dict, count: int) -> dict[str, tuple[str, ...]]:
+    """A ladder's `when:` mapping: a known pattern to as many stages as the plain ladder's."""
+    when = raw.get("when") or {}
+    if not isinstance(when, dict):
+        raise HintFileError(
+            path,
+            _("diagnosis '{diagnosis}': 'when' maps patterns to stages").format(
+                diagnosis=diagnosis
+            ),
+            line_of(raw),
+        )
+    known = [p.value for p in WrongPattern]
+    out: dict[str, tuple[str, ...]] = {}
+    for pattern, stages in when.items():
+        if pattern not in known:
+            raise HintFileError(
+                path,
+                _(
+                    "diagnosis '{diagnosis}': unknown pattern '{pattern}' under 'when' "
+                    "(known: {known})"
+                ).format(diagnosis=diagnosis, pattern=pattern, known=", ".join(known)),
+                line_of(when),
+            )
+        if not _is_stage_list(stages) or len(stages) != count:
+            raise HintFileError(
+                path,
+                _(
+                    "diagnosis '{diagnosis}': 'when: {pattern}' needs {count} stages, as "
+                    "'stages' has"
+                ).format(diagnosis=diagnosis, pattern=pattern, count=count),
+                line_of(when),
+            )
+        out[pattern] = tuple(s.strip() for s in stages)
+    return out
+
+
+def drill_ladders(hints_dir: Path, name: str, lang: str = i18n.ENGLISH) -> dict[str, Ladder]:
+    """The ladders of one hints file (`hints/<name>.yaml`, or its `lang` translation
+    `hints/<name>.<lang>.yaml`) alone; none when it is missing."""
+    path = hints_dir / f"{name}.yaml"
+    if lang != i18n.ENGLISH:
+        path = translations.translated_path(path, lang)
+    return _load(path, path.stat().st_mtime) if path.is_file() else {}
+
+
+class HintBook:
+    """The ladders one drill can show, in `lang` (the active language by default): a fresh
+    translation's ladders over the English ones, and `note` saying so when the drill's are
+    shown in English (tutor.course.translations)."""
+
+    def __init__(self, hints_dir: Path, drill_id: str, lang: str | None = None) -> None:
+        lang = lang or i18n.current()
+        self.ladders: dict[str, Ladder] = {}
+        self.note = ""
+        for name in (COMMON, drill_id):  # the drill's own file overrides the common one
+            self.ladders.update(drill_ladders(hints_dir, name))
+            source = hints_dir / f"{name}.yaml"
+            if lang == i18n.ENGLISH or not source.is_file():
+                continue
+            translation = translations.judge(source, lang)
+            if translation.fresh:
+                self.ladders.update(drill_ladders(hints_dir, name, lang))
+            elif not self.note:
+                self.note = translations.note(translation, hints_dir.parent, "hints")
+        self.ladders = {d: _with_names(ladder) for d, ladder in self.ladders.items()}
+
+    def ladder(self, diagnosis: str) -> Ladder:
+        found = self.ladders.get(diagnosis) or self.ladders.get(FALLBACK)
+        if found is None:
+            return Ladder(diagnosis, diagnosis, (_("Read the failing test's message."),))
+        return found
+
+    def title(self, diagnosis: str) -> str:
+        found = self.ladders.get(diagnosis)
+        return found.title if found else diagnosis
+
+
+# -- one source, two renderings ----------------------------------------------------------------
+# A stage is prose with code in it, written as YAML block text: code either indented by four
+# spaces under a prose line, or as lines of its own (`x = tl.load(...)`, `# a comment`, `...`).
+# `stage_blocks` finds which is which; the app shows the blocks as Markdown (code fenced, so a
+# `# comment` never becomes a heading and lines never run together), the CLI as plain text.
+
+_CODE_LINE = re.compile(
+    r"""^\s*(
+        \#                                   # a comment
+      | \.\.\.                               # elided code
+      | (def|return|if|elif|else|for|while|with|import|from|pid|grid)\b(?![a-z])
+      | @                                    # a decorator
+      | [A-Za-z_][\w.]*(\[[^\]]*\])?(\s*,\s*[A-Za-z_][\w.]*)*\s*[-+*/]?=(?!=)   # an assignment
+      | [A-Za-z_][\w.]*\(                    # a call at the start of the line
+      | [)\]}]                               # a closing bracket
+    )""",
+    re.VERBOSE,
+)
+
+
+_PROSE_WORDS = re.compile(r"\b(is|are|has|have|the|gets|must|so|then|which|when)\b")
+# Chinese outside a comment is prose: no identifier in a stage's code is written in it.
+_CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+
+
+def _is_code(line: str) -> bool:
+    """A line of code: starts like one, and (outside a comment) reads like none of English."""
+    if line.lstrip().startswith("#"):
+        return True
+    code = line.split("  #")[0]
+    return (
+        bool(_CODE_LINE.match(line))
+        and not _PROSE_WORDS.search(code)
+        and not _CJK.search(code)
+        and not line.rstrip().endswith((".", "?", ",", "。", "？", "，", "："))
+    )
+
+
+def stage_blocks(text: str) -> list[tuple[str, str]]:
+    """The stage as ("prose" | "code", text) blocks, in order; code blocks are dedented.
+
+    A paragraph (lines between blank lines) that opens with a line of code is code. One that
+    opens with prose is prose, up to a line indented by four spaces, or a line of code after
+    a line ending in ":" ("Load the padded lanes as -inf:"); from there on it is code.
+    """
+    blocks: list[list] = []  # [kind, lines]
+
+    def add(kind: str, line: str, fresh: bool) -> None:
+        if blocks and blocks[-1][0] == kind and (kind == "code" or not fresh):
+            if kind == "code" and fresh:
+                blocks[-1][1].append("")  # code paragraphs in a row: one block, a blank between
+            blocks[-1][1].append(line)
+        else:
+            blocks.append([kind, [line]])
+
+    for paragraph in re.split(r"\n\s*\n", text.strip("\n")):
+        lines = paragraph.splitlines()
+        base = min(len(line) - len(line.lstrip()) for line in lines if line.strip())
+        kind = "code" if _is_code(lines[0]) or base >= 4 else "prose"
+        previous = ""
+        for n, line in enumerate(lines):
+            deeper = len(line) - len(line.lstrip()) - base >= 4
+            if kind == "prose" and (deeper or (previous.rstrip().endswith(":") and _is_code(line))):
+                kind, fresh = "code", True
+            else:
+                fresh = n == 0
+            add(kind, line, fresh)
+            previous = line
+    out: list[tuple[str, str]] = []
+    for kind, lines in blocks:
+        if kind == "code":
+            out.append(("code", textwrap.dedent("\n".join(lines)).strip("\n")))
+        else:
+            out.append(("prose", " ".join(line.strip() for line in lines)))
+    return out
+
+
+def stage_markdown(text: str) -> str:
+    """The stage as Markdown: prose as it is, code in fenced Python blocks."""
+    parts = []
+    for kind, block in stage_blocks(text):
+        parts.append(f"```python\n{block}\n```" if kind == "code" else block)
+    return "\n\n".join(parts)
+
+
+# -- placeholders -----------------------------------------------------------------------------
+# Each is a phrase made from the failing test's facts (tutor.harness.errormap.ErrorMap.facts,
+# carried by the run's record), or, when the run did not give what it needs, the vaguer phrase
+# after it. `<drill>` and `<file>` are the drill's id and its file.
+
+
+def _count(f: dict) -> str:
+    return _("{wrong} of {total} values").format(wrong=f["wrong"], total=f["total"])
+
+
+def _nonfinite(f: dict) -> str:
+    return _("{nonfinite} of {total} values").format(nonfinite=f["nonfinite"], total=f["total"])
+
+
+def _rows(f: dict) -> str:
+    return _("{wrong} of {rows} rows").format(wrong=f["wrong_rows"], rows=f["rows"])
+
+
+def _first(f: dict) -> str:
+    first = str(f["first"])
+    text = _("position {at}") if first.startswith("[") else _("index {at}")
+    return text.format(at=first)
+
+
+def _unwritten(f: dict) -> str:
+    if f["fill"] == "zeros":
+        return _("read exactly 0, the zeros the tensor was made with")
+    return _("still hold the value the empty tensor was filled with")
+
+
+# Each placeholder: how to make its phrase from the facts, and the vaguer phrase (marked for
+# the catalogue here, translated when it is used).
+PLACEHOLDERS: dict[str, tuple] = {
+    "count": (_count, N_("some values")),  # "6 of 1200 values"
+    "nonfinite": (_nonfinite, N_("some values")),  # "1 of 4 values": those NaN or inf
+    "rows": (_rows, N_("some rows")),  # "2 of 8 rows"
+    "first": (_first, N_("one position")),  # "index 768", "position [2, 0]"
+    "factor": (lambda f: str(f["factor"]), N_("one factor")),  # "x0.5", "x0.5, x2, ..."
+    "unwritten": (_unwritten, N_("were never written")),  # what never-written values hold
+}
+_PLACEHOLDER = re.compile(r"<([a-z]+)>")
+
+
+def fill(text: str, drill_id: str, file: str, facts: dict | None = None) -> str:
+    """`text` with its placeholders filled: `<drill>`, `<file>`, and PLACEHOLDERS from `facts`
+    (a missing fact gives the vaguer phrase). Anything else in angle brackets is left as is."""
+    facts = facts or {}
+
+    def phrase(match: re.Match) -> str:
+        name = match.group(1)
+        if name == "drill":
+            return drill_id
+        if name == "file":
+            return file
+        if name not in PLACEHOLDERS:
+            return match.group(0)
+        make, vaguer = PLACEHOLDERS[name]
+        try:
+            return make(facts)
+        except (KeyError, TypeError, ValueError):
+            return _(vaguer)
+
+    return _PLACEHOLDER.sub(phrase, text)
