@@ -145,7 +145,9 @@ def top_k_expected(probs: torch.Tensor, k: int) -> torch.Tensor:
 
 def top_p_expected(probs: torch.Tensor, p: list[float]) -> torch.Tensor:
     rows = _rows(probs)
-    return _stack([renormalised(r, r >= top_p_threshold(r, q)) for r, q in zip(rows, p)], probs)
+    return _stack(
+        [renormalised(r, r >= top_p_threshold(r, q)) for r, q in zip(rows, p, strict=True)], probs
+    )
 
 
 def _pads(n_cols: int) -> list[int]:

@@ -21,7 +21,9 @@ def _keys(row_ptr, cols, n_cols, SHIFT: tl.constexpr):
 
 
 @triton.jit
-def _pass(row_ptr, pivot_key, n_cols, WANT_COUNT: tl.constexpr, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
+def _pass(
+    row_ptr, pivot_key, n_cols, WANT_COUNT: tl.constexpr, SHIFT: tl.constexpr, BLOCK: tl.constexpr
+):
     """The count (WANT_COUNT) or the mass of the values whose key is >= pivot_key."""
     cols = tl.arange(0, BLOCK)
     total = tl.zeros((BLOCK,), tl.float32)
@@ -37,8 +39,16 @@ def _pass(row_ptr, pivot_key, n_cols, WANT_COUNT: tl.constexpr, SHIFT: tl.conste
 
 @triton.jit
 def _kernel(
-    probs_ptr, out_ptr, p_ptr, k, stride_in, stride_out, n_cols,
-    IS_TOP_K: tl.constexpr, SHIFT: tl.constexpr, BLOCK: tl.constexpr,
+    probs_ptr,
+    out_ptr,
+    p_ptr,
+    k,
+    stride_in,
+    stride_out,
+    n_cols,
+    IS_TOP_K: tl.constexpr,
+    SHIFT: tl.constexpr,
+    BLOCK: tl.constexpr,
 ):
     pid = tl.program_id(0).to(tl.int64)
     row_ptr = probs_ptr + pid * stride_in
@@ -59,7 +69,11 @@ def _kernel(
     for start in range(0, n_cols, BLOCK):
         x, key = _keys(row_ptr, start + cols, n_cols, SHIFT)
         y = tl.where(key >= lo, x / kept_mass, 0.0)
-        tl.store(out_ptr + pid * stride_out + start + cols, y.to(out_ptr.dtype.element_ty), mask=start + cols < n_cols)
+        tl.store(
+            out_ptr + pid * stride_out + start + cols,
+            y.to(out_ptr.dtype.element_ty),
+            mask=start + cols < n_cols,
+        )
 
 
 SHIFT = {torch.float32: 0, torch.bfloat16: 16, torch.float16: 13}
@@ -72,8 +86,17 @@ def _run(probs: torch.Tensor, p_rows, k: int, is_top_k: bool) -> torch.Tensor:
     out = torch.empty_like(probs, memory_format=torch.contiguous_format)
     block = min(2048, triton.next_power_of_2(probs.shape[1]))
     _kernel[(probs.shape[0],)](
-        probs, out, p_rows, k, probs.stride(0), out.stride(0), probs.shape[1],
-        IS_TOP_K=is_top_k, SHIFT=SHIFT[probs.dtype], BLOCK=block, num_warps=4,
+        probs,
+        out,
+        p_rows,
+        k,
+        probs.stride(0),
+        out.stride(0),
+        probs.shape[1],
+        IS_TOP_K=is_top_k,
+        SHIFT=SHIFT[probs.dtype],
+        BLOCK=block,
+        num_warps=4,
     )
     return out
 

@@ -49,7 +49,9 @@ def _write(row_ptr, out_ptr, threshold, mass, n_cols, BLOCK: tl.constexpr):
 
 
 @triton.jit
-def _top_k_kernel(x_ptr, y_ptr, k, x_stride, y_stride, n_cols, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
+def _top_k_kernel(
+    x_ptr, y_ptr, k, x_stride, y_stride, n_cols, SHIFT: tl.constexpr, BLOCK: tl.constexpr
+):
     row = tl.program_id(0).to(tl.int64)
     x_ptr += row * x_stride
     y_ptr += row * y_stride
@@ -72,7 +74,9 @@ def _top_k_kernel(x_ptr, y_ptr, k, x_stride, y_stride, n_cols, SHIFT: tl.constex
 
 
 @triton.jit
-def _top_p_kernel(x_ptr, y_ptr, p_ptr, x_stride, y_stride, n_cols, SHIFT: tl.constexpr, BLOCK: tl.constexpr):
+def _top_p_kernel(
+    x_ptr, y_ptr, p_ptr, x_stride, y_stride, n_cols, SHIFT: tl.constexpr, BLOCK: tl.constexpr
+):
     row = tl.program_id(0).to(tl.int64)
     x_ptr += row * x_stride
     y_ptr += row * y_stride

@@ -30,8 +30,15 @@ def _at_least(row_ptr, pivot, n_cols, BLOCK: tl.constexpr):
 
 @triton.jit
 def _value_bisection_kernel(
-    probs_ptr, out_ptr, p_ptr, k, in_stride, out_stride, n_cols,
-    TOP_K: tl.constexpr, BLOCK: tl.constexpr,
+    probs_ptr,
+    out_ptr,
+    p_ptr,
+    k,
+    in_stride,
+    out_stride,
+    n_cols,
+    TOP_K: tl.constexpr,
+    BLOCK: tl.constexpr,
 ):
     row = tl.program_id(0).to(tl.int64)
     row_ptr = probs_ptr + row * in_stride
@@ -53,7 +60,9 @@ def _value_bisection_kernel(
         cols = start + tl.arange(0, BLOCK)
         x = tl.load(row_ptr + cols, mask=cols < n_cols, other=0.0).to(tl.float32)
         y = tl.where(x >= lo, x / kept_mass, 0.0)
-        tl.store(out_ptr + row * out_stride + cols, y.to(out_ptr.dtype.element_ty), mask=cols < n_cols)
+        tl.store(
+            out_ptr + row * out_stride + cols, y.to(out_ptr.dtype.element_ty), mask=cols < n_cols
+        )
 
 
 def _renorm(probs: torch.Tensor, p_rows: torch.Tensor | None, k: int) -> torch.Tensor:
@@ -63,8 +72,16 @@ def _renorm(probs: torch.Tensor, p_rows: torch.Tensor | None, k: int) -> torch.T
     out = torch.empty(probs.shape, dtype=probs.dtype, device=probs.device)
     block = min(triton.next_power_of_2(probs.shape[1]), 32768 // probs.element_size())
     _value_bisection_kernel[(probs.shape[0],)](
-        probs, out, p_rows, k, probs.stride(0), out.stride(0), probs.shape[1],
-        TOP_K=p_rows is None, BLOCK=block, num_warps=max(4, min(16, block // 1024)),
+        probs,
+        out,
+        p_rows,
+        k,
+        probs.stride(0),
+        out.stride(0),
+        probs.shape[1],
+        TOP_K=p_rows is None,
+        BLOCK=block,
+        num_warps=max(4, min(16, block // 1024)),
     )
     return out
 
