@@ -246,7 +246,9 @@ def paged_decode_attention(
             f"page_table must be [{batch}, max_pages] and seq_lens [{batch}], got "
             f"{tuple(page_table.shape)} and {tuple(seq_lens.shape)}"
         )
-    q, k_cache, v_cache = (t if t.stride(-1) == 1 else t.contiguous() for t in (q, k_cache, v_cache))
+    q, k_cache, v_cache = (
+        t if t.stride(-1) == 1 else t.contiguous() for t in (q, k_cache, v_cache)
+    )
     if page_table.stride(1) != 1:
         page_table = page_table.contiguous()  # small: a row of page numbers per sequence
     group = n_heads // n_kv_heads

@@ -225,9 +225,7 @@ def paged(
     def cache(pages: torch.Tensor) -> torch.Tensor:
         pages = pages.to(dtype)
         if head_major:
-            return guarded(pages.transpose(1, 2).contiguous().to(backend.device))[0].transpose(
-                1, 2
-            )
+            return guarded(pages.transpose(1, 2).contiguous().to(backend.device))[0].transpose(1, 2)
         return guarded(pages.to(backend.device))[0]
 
     return Case(
@@ -357,7 +355,10 @@ def merged(sp: Splits, log_weight: torch.Tensor | None, *, divide: bool = True) 
 # stored x and a merge by exp2 give 2^x = e^(x ln 2). Base 2 is m * log2(e) + log2(l).
 LSE_MISTAKES = [
     (lambda m, ln_l: LN2 * (m + ln_l), "a natural-log lse merged with exp2"),
-    (lambda m, ln_l: LOG2E * (m + ln_l), "a base-2 lse (m and log2(l) in log2 units) merged with exp"),
+    (
+        lambda m, ln_l: LOG2E * (m + ln_l),
+        "a base-2 lse (m and log2(l) in log2 units) merged with exp",
+    ),
     (
         lambda m, ln_l: m * LOG2E + ln_l,
         "an lse of the max in log2 units plus the natural log of l, merged with exp",
@@ -567,9 +568,7 @@ def test_fp32_shuffled_pages_gqa(impl, backend):
 def test_fp32_growing_scores(impl, backend):
     # Scores rise from ~0 to ~8 along the sequence: the last split holds most of the softmax's
     # weight, so partial outputs averaged (or weighted in the wrong base) are far off.
-    h = history(
-        (100, 61), n_kv=2, group=3, head_dim=64, page_size=16, seed=2, kind="growing"
-    )
+    h = history((100, 61), n_kv=2, group=3, head_dim=64, page_size=16, seed=2, kind="growing")
     check_paged(impl, backend, h, torch.float32, fp32_tol(backend))
 
 
@@ -603,7 +602,9 @@ def test_half_strided_inputs(impl, backend):
     plain = paged(h, dtype, backend)
     strided = paged(h, dtype, backend, head_major=True)
     batch, n_heads, head_dim = plain.q.shape
-    qkv = torch.full((batch, 3 * n_heads, head_dim), float("nan"), dtype=dtype, device=plain.q.device)
+    qkv = torch.full(
+        (batch, 3 * n_heads, head_dim), float("nan"), dtype=dtype, device=plain.q.device
+    )
     qkv[:, :n_heads] = plain.q
     wide = torch.zeros(batch, plain.page_table.shape[1] + 5, dtype=torch.int32, device=qkv.device)
     wide[:, : plain.page_table.shape[1]] = plain.page_table

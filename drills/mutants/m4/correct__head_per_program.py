@@ -110,7 +110,9 @@ def _merge_kernel(
         acc = acc * shrink + weight * partial
         m = m_new
     out = acc / total
-    tl.store(out_ptr + (batch * n_heads + head) * HEAD_DIM + offs_d, out.to(out_ptr.dtype.element_ty))
+    tl.store(
+        out_ptr + (batch * n_heads + head) * HEAD_DIM + offs_d, out.to(out_ptr.dtype.element_ty)
+    )
 
 
 def paged_decode_attention(
