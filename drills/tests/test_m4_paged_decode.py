@@ -602,9 +602,9 @@ def test_half_strided_inputs(impl, backend):
     plain = paged(h, dtype, backend)
     strided = paged(h, dtype, backend, head_major=True)
     batch, n_heads, head_dim = plain.q.shape
-    qkv = torch.full(
-        (batch, 3 * n_heads, head_dim), float("nan"), dtype=dtype, device=plain.q.device
-    )
+    gen = torch.Generator().manual_seed(60)
+    qkv = torch.randn(batch, 3 * n_heads, head_dim, generator=gen).to(plain.q.device, dtype)
+    qkv = guarded(qkv)[0]
     qkv[:, :n_heads] = plain.q
     wide = torch.zeros(batch, plain.page_table.shape[1] + 5, dtype=torch.int32, device=qkv.device)
     wide[:, : plain.page_table.shape[1]] = plain.page_table
