@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Bench every perf target (each slow kernel and each solution) and keep the raw reports.
 
-    python scripts/perf_facts.py --out DIR [--drills t0,m1]
+    python -m lab.perf_facts --out DIR [--drills t0,m1]
 
 What `tutor dev check --gpu` judges, with every bench report written whole to
 DIR/perf-facts.json: the launches' compile facts, the profiled kernels and the times of each
@@ -15,13 +14,11 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from tutor.course.catalogue import load_catalogue  # noqa: E402
-from tutor.course.paths import CoursePaths  # noqa: E402
-from tutor.dev.perfcheck import check_perf  # noqa: E402
-from tutor.run.warm import WarmPool  # noqa: E402
+from lab.common import ROOT
+from tutor.course.catalogue import load_catalogue
+from tutor.course.paths import CoursePaths
+from tutor.dev.perfcheck import check_perf
+from tutor.run.warm import WarmPool
 
 SIDE_FIELDS = {"mine": "impl", "reference": "reference", "eager": "eager"}
 

@@ -1,7 +1,6 @@
-#!/usr/bin/env python3
 """Do the registers and spills the perf coach reports match what ptxas said for the same compile?
 
-    python scripts/ptxas_check.py --out DIR [--drills t2,b2]
+    python -m lab.ptxas_check --out DIR [--drills t2,b2]
 
 The coach reads `n_regs` and `n_spills` from the CompiledKernel of each launch
 (tutor.bench.facts). This script benches each drill's solution at its first case and every perf
@@ -26,12 +25,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from tutor.course.catalogue import load_catalogue  # noqa: E402
-from tutor.course.paths import CoursePaths  # noqa: E402
-from tutor.dev.perfcheck import NO_PERF_DIAGNOSIS, perf_targets  # noqa: E402
+from lab.common import ROOT
+from tutor.course.catalogue import load_catalogue
+from tutor.course.paths import CoursePaths
+from tutor.dev.perfcheck import NO_PERF_DIAGNOSIS, perf_targets
 
 FUNCTION = re.compile(r"Function properties for (\S+)")
 FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")

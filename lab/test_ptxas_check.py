@@ -1,15 +1,9 @@
-"""scripts/ptxas_check.py reads ptxas's verbose log as Triton prints it, and matches a launch's
+"""lab/ptxas_check.py reads ptxas's verbose log as Triton prints it, and matches a launch's
 compile facts to the compile they came from (the H200's numbers of 2026-12-02 as data)."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "ptxas_check.py"
-spec = importlib.util.spec_from_file_location("ptxas_check", SCRIPT)
-ptxas_check = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(ptxas_check)
+from lab import ptxas_check
 
 # t4's reference and its spilling mutant compiled in one bench process: two kernels, the
 # second compiled twice (a shape of its own), with ptxas's other lines around them.

@@ -1,11 +1,10 @@
-#!/usr/bin/env python3
 """Time candidate launch settings of the reference kernels against their best comparison, in one
 process on a GPU, to choose what the reference solutions use (issue 27).
 
-    python scripts/ref_sweep.py [--only rows,rowsn,decode,matmul,attention] [--out DIR]
-    python scripts/ref_sweep.py --check      # every variant's output against torch, small shapes
+    python -m lab.ref_sweep [--only rows,rowsn,decode,matmul,attention] [--out DIR]
+    python -m lab.ref_sweep --check      # every variant's output against torch, small shapes
 
-Every time is GPU time per call in CUDA-graph replay (tutor.bench.child.graph_us, the median of
+Every time is GPU time per call in CUDA-graph replay (tutor.bench.timing.graph_us, the median of
 the replays), and every comparison (torch.compile, cuBLAS, SDPA) is timed the same way in the
 same run. A variant whose output is wrong is reported as wrong and not timed. `--check` runs
 on the CPU interpreter too (TRITON_INTERPRET=1), so the variants are proved before GPU time is
@@ -17,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,11 +26,7 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from tune_sweep import load_solution  # noqa: E402 - the scripts folder is on the path
+from lab.common import load_solution
 
 # bfloat16 on the GPU; the CPU interpreter's bf16 tl.dot gives garbage, so --check uses fp32.
 DTYPE = torch.bfloat16
