@@ -1,6 +1,6 @@
 """The perf coach's rules, as pure functions of facts recorded on an H200.
 
-tests/data/perf-facts-*.json hold what `scripts/perf_facts.py` measured on the
+tests/data/perf-facts-*.json hold what `python -m lab.perf_facts` measured on the
 GPU for every drill's reference solution and every slow but correct kernel in
 drills/mutants/*/perf-*: each file's launches (registers, spills, shared memory, warps, grid,
 tensor cores), the kernels the profiler saw, and the times. The rules must give each slow
