@@ -1,4 +1,4 @@
-"""The card's timing lock (tutor.bench.gpu_lock): scripts/gpu_report.py runs bench processes side
+"""The card's timing lock (tutor.bench.gpu_lock): `tutor dev report` runs bench processes side
 by side and relies on no two of them timing at once, and on a killed one freeing the card."""
 
 from __future__ import annotations

@@ -153,7 +153,7 @@ RECIPES = [
         target=0.9,  # 90% of F.scaled_dot_product_attention (issue 27); "going faster" says how
         eager=attention_eager,
         # H100, 2026-12-06: flex_attention took 1.08-1.44x the reference's time at every bench
-        # shape, with its defaults or max-autotune (scripts/probe_attention_flex.py)
+        # shape, with its defaults or max-autotune (the lab's probe_attention_flex)
         compiled=attention_flex,
         compiled_as="flex_attention",
         levers=(causal_blocks_not_skipped, natural_exp),

@@ -12,7 +12,7 @@ tensor descriptors (Hopper's TMA), w's as [BLOCK_N, BLOCK_K] tiles of its own ro
 on chip. Like M1's, it is persistent (one program an SM walking tiles pid, pid + programs, ...),
 its tile and K loops are flattened into one pipeline, and each tile takes its epilogue and is
 stored in two halves, so that 4 stages of inputs fit in shared memory. At 4096^3 bf16 on an H100
-(scripts/probe_matmul_persistent.py, CUDA graphs in turn): 210 us, where the same kernel one
+(the lab's probe_matmul_persistent, CUDA graphs in turn): 210 us, where the same kernel one
 program a tile, stored whole on 3 stages, took 218, cuBLAS followed by torch's GELU 227 and
 torch.compile 236. Every other input takes the pointer kernel.
 

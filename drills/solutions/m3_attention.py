@@ -252,16 +252,16 @@ def _config(
     H200, b4 h32 d128 in a CUDA graph: causal S = 4096 1.18 ms against 1.26 ms on 128 x 64;
     S = 1024 158 us against 180 us). Long non-causal rows keep 128 x 64.
 
-    The descriptor path with the multiply-add (scripts/probe_tma.py on an H100, an H200 in
+    The descriptor path with the multiply-add (the lab's probe_tma on an H100, an H200 in
     brackets): long rows at D = 128 take 128 x 128 tiles, S = 4096 1885 us (1891) against
     2152 (2155) on 128 x 64, causal 1057 (1039) against 1086 (1049) on 64 x 64, programs
     reversed; SDPA 1702 (1720), causal 929 (940). S = 1024 keeps 64 x 64: 145 us (145), causal
     95 (95). Triton's warp specialization (tl.range(..., warp_specialize=True)) gained nothing
     on top: 2025 (2004) us at S = 4096. Nor did two query halves per program sharing each key
-    tile (scripts/probe_attention_dp.py, H100): at best 156 us at S = 1024 against 147.
+    tile (the lab's probe_attention_dp, H100): at best 156 us at S = 1024 against 147.
 
     Those times were taken on a card fresh from idle. With every config timed in turn after the
-    clock has settled (scripts/probe_attention_tiles.py, H100, 2026-12-06), non-causal S = 1024
+    clock has settled (the lab's probe_attention_tiles, H100, 2026-12-06), non-causal S = 1024
     at D = 128 is faster on 128 x 128 too: 155.7 us against 160.5 on 64 x 64 (SDPA 116.6);
     causal S = 1024 keeps 64 x 64 (101.2 against 116.4).
 

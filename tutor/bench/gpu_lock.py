@@ -1,7 +1,7 @@
 """One timed stretch on the card at a time, across processes: the lock the bench's timings take.
 
 A bench starts torch.compile's processes while it times its own kernels, and
-scripts/gpu_report.py runs several benches at once, so that their untimed work (starting
+`tutor dev report` runs several benches at once, so that their untimed work (starting
 Python, importing torch, compiling, making inputs) overlaps; only the stretches that time the
 GPU must not. `tutor.bench.bench_drill` names the course's lock file (LOCK_FILE in its state
 folder) in $TUTOR_GPU_LOCK for every process of a bench, and every timed stretch
@@ -13,7 +13,7 @@ The lock is re-entrant within a process (an anchor that times two ways holds it 
 the kernel lets it go when its process dies, so a killed bench never leaves the card locked.
 
 With $TUTOR_GPU_LOCK_HOLDS naming a file as well, every hold appends a line to it (when it was
-taken, when it was let go, how long it was waited for): scripts/gpu_report.py sums them, to
+taken, when it was let go, how long it was waited for): `tutor dev report` sums them, to
 tell whether its benches wait on the card or on their own compiles. Nothing else sets it, so a
 learner's benches write nothing.
 """

@@ -10,7 +10,7 @@ compares a learner's kernel with torch.compile is only as good as that set-up, s
 is compiled here in a fresh process, once, with `dynamic=False`, warmed up, then timed with the
 same do_bench median as the bench (and in a CUDA graph with `--graph`, its inputs rotated over
 as many copies as the bench's own graph times, so that neither reads its inputs from the L2).
-The bench child runs this for its torch.compile column, and scripts/gpu_report.py runs it
+The bench child runs this for its torch.compile column, and `tutor dev report` runs it
 again for eager and compile as an independent check of the bench's columns.
 
 `--beside FILE` times that file's version of the function in the same CUDA-graph rotation
@@ -23,7 +23,7 @@ two timed side by side here, not on numbers from two processes.
 Writes {"us", "graph_us", "beside_graph_us", "compile_s", "max_diff", "error"} as JSON to --out
 ("beside_error" too where the file beside could not be loaded or timed). `--warm-only`
 compiles and checks without timing: torch.compile's caches (FX graph, autotuning, Triton
-kernels) live on disk, so scripts/gpu_report.py compiles every case this way in parallel while
+kernels) live on disk, so `tutor dev report` compiles every case this way in parallel while
 the card is busy with untimed work, and the timed fresh processes later find their kernels
 built (a fresh process then still starts from nothing in memory: no earlier graph, no
 recompile).

@@ -67,7 +67,7 @@ def rotation(names: list[str], round_: int) -> list[str]:
     the others follow in an order shuffled afresh each round (seeded by the round, so every run
     times the same orders). Why shuffled: on a card at its power limit, the graph timed right
     after a power-hungry one runs on a lower clock. Shifting one fixed order keeps every side
-    between the same two neighbours; with ten sides in scripts/probe_attention_tiles.py, the
+    between the same two neighbours; with ten sides in the lab's probe_attention_tiles, the
     two next to SDPA read 5-9% slower than the very same kernel further along (H100,
     2026-12-06)."""
     if not names:
@@ -83,7 +83,7 @@ def warmed(elapsed_s: float, rounds: int, replays: int) -> bool:
     `replays` timed ones: as long as those will take, and WARM_S at most. A card reaches its
     power limit only under a long load, so graphs of a few milliseconds need next to none."""
     if rounds == 0:
-        return WARM_S <= 0  # WARM_S = 0: no warm-up at all (scripts/probe_graph_order.py)
+        return WARM_S <= 0  # WARM_S = 0: no warm-up at all (the lab's probe_graph_order)
     return elapsed_s >= min(WARM_S, replays * elapsed_s / rounds)
 
 

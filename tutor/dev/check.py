@@ -22,7 +22,7 @@ For each drill (all playable ones by default):
   `bench-case: N[,M]` line, else the drill's first) and must get its perf diagnosis first, and
   the solution must get none there.
 
-The same targets and the same judgement serve tests/test_drills.py and scripts/gpu_report.py,
+The same targets and the same judgement serve tests/test_drills.py and `tutor dev report`,
 so "the course is proven" means one thing everywhere.
 """
 

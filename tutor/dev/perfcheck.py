@@ -9,7 +9,7 @@ others are timed beside it, for rules that compare cases, such as causal against
 else the drill's first. Benches run one after another (timings must not share the GPU), with
 the tests skipped (tutor dev check runs them) and without torch.compile.
 
-The rows go to scripts/gpu_report.py's `coach` list as {drill, file, expected, got}.
+The rows go to `tutor dev report`'s `coach` list as {drill, file, expected, got}.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ def _stats_then_rows(x_ptr, y_ptr, stats_ptr, n_rows, n_cols, sx, sy, BLOCK: tl.
         tl.store(stats_ptr + 2 * row + 1, row_sum)
     # A row's max and sum were stored by one thread and are read back by all: the barrier
     # makes those stores visible to the whole program first (without it, an H100 now and then
-    # read a stale max: scripts/probe_store_then_load.py).
+    # read a stale max: the lab's probe_store_then_load).
     tl.debug_barrier()
     for row in range(first, n_rows, step):
         src = x_ptr + row.to(tl.int64) * sx
