@@ -19,6 +19,21 @@ IMPORT_ERROR = "import-error"
 MISSING_FUNCTION = "missing-function"
 PYTHON_ERROR = "python-error"
 TRITON_COMPILE_ERROR = "triton-compile-error"
+# A CUDA C++ file the compiler refuses (NVRTC on a GPU, the system's C++ compiler on the CPU).
+COMPILE_ERROR = "compile-error"
+# A compiler, sanitizer or library a CUDA C++ drill needs is not on this machine.
+TOOLCHAIN_MISSING = "toolchain-missing"
+# What a CUDA C++ kernel's run shows beyond its outputs: a sanitizer's report or the CPU
+# scheduler's (tutor.kernels.cuda): two threads touch shared memory with no barrier between
+# them; threads of different blocks write one global address without an atomic; a barrier not
+# every thread reaches; a shuffle whose mask names lanes that never call it; an access past a
+# buffer; past a __shared__ array.
+MISSING_BARRIER = "missing-barrier"
+MISSING_ATOMIC = "missing-atomic"
+BARRIER_DIVERGENT = "barrier-divergent"
+SHUFFLE_MASK = "shuffle-mask"
+OUT_OF_BOUNDS = "out-of-bounds"
+SHARED_TOO_SMALL = "shared-too-small"
 # What Triton's CPU interpreter cannot run although a GPU does: not the learner's mistake.
 INTERPRETER_LIMIT = "interpreter-limit"
 CUDA_ERROR = "cuda-error"
@@ -46,6 +61,8 @@ GENERIC_RANKS: dict[str, int] = {
     MISSING_FILE: 1,
     MISSING_FUNCTION: 1,
     TRITON_COMPILE_ERROR: 1,
+    COMPILE_ERROR: 1,
+    TOOLCHAIN_MISSING: 1,
     INTERPRETER_LIMIT: 1,
     PYTHON_ERROR: 1,
     # Cross-cutting mistakes any drill can make.
@@ -59,6 +76,12 @@ GENERIC_RANKS: dict[str, int] = {
     PROCESS_CRASHED: 2,
     SIGNALS_PARENT: 2,
     OUT_OF_MEMORY: 2,
+    MISSING_BARRIER: 2,
+    MISSING_ATOMIC: 2,
+    BARRIER_DIVERGENT: 2,
+    SHUFFLE_MASK: 2,
+    OUT_OF_BOUNDS: 2,
+    SHARED_TOO_SMALL: 2,
     # Patterns seen in the output when no named mistake matched.
     WRONG_SHAPE: 3,
     WRONG_DTYPE: 3,

@@ -115,6 +115,12 @@ class CoursePaths:
         return self.state_dir / "triton-cache"
 
     @property
+    def cuda_cache(self) -> Path:
+        """The CUDA C++ drills' builds (NVRTC's cubins, the CPU programs): an unchanged file is
+        not compiled again (tutor.kernels.cuda)."""
+        return self.state_dir / "cuda-cache"
+
+    @property
     def built_mutants(self) -> Path:
         """Where `tutor dev check` writes the mutants it builds from patches."""
         return self.state_dir / "mutants"
@@ -124,19 +130,25 @@ class CoursePaths:
         return refuse_links(path, self.root)
 
     def kernel_cache_env(self) -> dict[str, str]:
-        """The environment that points a run's Triton at `triton_cache`; nothing when the learner
-        chose a cache of their own, when a link is on the way (never write through one), or when
-        the course folder cannot be written (a read-only checkout: Triton would fail to write)."""
-        if os.environ.get("TRITON_CACHE_DIR"):
-            return {}
-        try:
-            self.writable(self.triton_cache)
-        except LinkRefused:
-            return {}
-        existing = next(p for p in (self.triton_cache, *self.triton_cache.parents) if p.exists())
-        if not os.access(existing, os.W_OK):
-            return {}
-        return {"TRITON_CACHE_DIR": str(self.triton_cache)}
+        """The environment that points a run's compilers at the course's caches (Triton's, and
+        the CUDA C++ builds': tutor.kernels.cuda); a cache is left out when the learner chose one
+        of their own, when a link is on the way (never write through one), or when the course
+        folder cannot be written (a read-only checkout: the compiler would fail to write)."""
+        env = {}
+        for name, folder in (
+            ("TRITON_CACHE_DIR", self.triton_cache),
+            ("TUTOR_CUDA_CACHE", self.cuda_cache),
+        ):
+            if os.environ.get(name):
+                continue
+            try:
+                self.writable(folder)
+            except LinkRefused:
+                continue
+            existing = next(p for p in (folder, *folder.parents) if p.exists())
+            if os.access(existing, os.W_OK):
+                env[name] = str(folder)
+        return env
 
     @property
     def hints_dir(self) -> Path:
