@@ -663,7 +663,8 @@ def test_compile_columns_start_together_only_under_the_cards_lock(monkeypatch, t
         release.set()
         assert [column.result(c)["label"] for c in cases] == [c.label for c in cases]
         assert len(started) == len(cases)  # each case's process ran once
-        assert besides == {tmp_path / "solution.py"}  # the reference, timed beside compile
+        # the reference, timed beside compile, in its kernel language
+        assert besides == {(tmp_path / "solution.py", "triton", None)}
     finally:
         release.set()
         column.close()
@@ -680,7 +681,9 @@ def test_the_file_timed_beside_compile_is_loaded_or_said_why_not(tmp_path):
     missing.write_text("def layer_norm(x):\n    return x\n")
     for path, loads in ((good, True), (broken, False), (missing, False)):
         row: dict = {}
-        args = argparse.Namespace(beside=str(path), function="softmax")
+        args = argparse.Namespace(
+            beside=str(path), function="softmax", language="triton", host=None
+        )
         fn = bench_isolated._beside(args, row)
         assert callable(fn) is loads
         if loads:

@@ -320,10 +320,12 @@ def test_row_sliced_view_has_longer_rows_full_of_nan():
 
 def test_bf16_rounding_follows_the_backend():
     value = torch.tensor([1.005859375])  # between two bf16 values, nearer the upper one
-    cpu, gpu = Backend(CPU, "cpu", ""), Backend(CUDA, "cuda", "")
-    assert round_to(value, torch.bfloat16, cpu).item() == 1.0  # the interpreter truncates
+    interpreter = Backend(CPU, "cpu", "", bf16_truncates=True)
+    gpu, cuda_on_cpu = Backend(CUDA, "cuda", ""), Backend(CPU, "cpu", "")
+    assert round_to(value, torch.bfloat16, interpreter).item() == 1.0  # Triton's truncates
     assert round_to(value, torch.bfloat16, gpu).item() == 1.0078125  # the GPU rounds to nearest
-    assert round_to(-value, torch.bfloat16, cpu).item() == -1.0
+    assert round_to(value, torch.bfloat16, cuda_on_cpu).item() == 1.0078125  # as the GPU does
+    assert round_to(-value, torch.bfloat16, interpreter).item() == -1.0
 
 
 def test_a_failure_a_test_raises_itself_can_say_where_too():

@@ -30,6 +30,7 @@ import os
 import signal
 import sys
 from dataclasses import asdict
+from pathlib import Path
 
 from tutor import __version__
 from tutor.coach.run_hints import Coach
@@ -280,11 +281,12 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     # A broken hints file is found before the run, not after it (when the run would be lost).
     book = HintBook(catalogue.paths.hints_dir, drill.id)
     target = catalogue.paths.resolve_impl(drill.file, args.impl)
-    if target.suffix != ".py" and not target.is_dir():
+    suffix = Path(drill.file).suffix  # the drill's kernel language's
+    if target.suffix != suffix and not target.is_dir():
         raise UsageError(
-            _("{path} is not a Python file: the file under test must end in .py").format(
-                path=target
-            )
+            _(
+                "{path} is not a {suffix} file: drill {drill}'s file under test ends in {suffix}"
+            ).format(path=target, suffix=suffix, drill=drill.id)
         )
     if args.impl == "mine":
         try:

@@ -148,6 +148,7 @@ def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
             paths.solution(drill.file),
             paths.bench_recipe(drill.id),
             with_compile=not args.no_compile,
+            host=paths.host(drill.file),
         )
 
 
@@ -173,6 +174,7 @@ def bench_cases(
     recipe_path: Path,
     *,
     with_compile: bool = True,
+    host: Path | None = None,
 ) -> None:
     """Time every case, rewriting `out` after each; set the report's status and message."""
     import torch
@@ -191,18 +193,20 @@ def bench_cases(
     )
     torch.manual_seed(0)
     impl_path, ref_path = impl_path.resolve(), ref_path.resolve()
-    modules = {"mine": load_module(impl_path, drill.functions, report, "mine")}
+    modules = {"mine": load_module(impl_path, drill.functions, report, "mine", host)}
     if ref_path == impl_path:
         report["notes"].append("the file timed is the reference solution: timed once")
         report["reference_is_impl"] = True
         modules["reference"] = None
     elif ref_path.is_file():
-        modules["reference"] = load_module(ref_path, drill.functions, report, "reference")
+        modules["reference"] = load_module(ref_path, drill.functions, report, "reference", host)
     else:
         report["notes"].append(f"no reference solution at {ref_path}")
         modules["reference"] = None
     beside = ref_path if ref_path.is_file() else None
-    compiles = _CompileColumn(cases if with_compile else [], recipe_path, beside)
+    compiles = _CompileColumn(
+        cases if with_compile else [], recipe_path, beside, drill.language, host
+    )
     try:
         for number, case in enumerate(cases):
             log(f"case {number + 1}/{len(cases)}: {case.label}")
@@ -286,15 +290,22 @@ def _select(cases: tuple, wanted: str | None) -> list:
     return [c for i, c in enumerate(chosen) if c not in chosen[:i]]
 
 
-def load_module(path: Path, functions: tuple[str, ...], report: dict[str, Any], role: str) -> Any:
+def load_module(
+    path: Path,
+    functions: tuple[str, ...],
+    report: dict[str, Any],
+    role: str,
+    host: Path | None = None,
+) -> Any:
     """Load a learner or solution file in the drill's kernel language (tutor.kernels.current)
-    as its own module; None (and a note) if it cannot."""
+    as its own module, with the drill's host code where its language has one; None (and a
+    note) if it cannot."""
     from tutor import kernels
     from tutor.kernels.base import KernelFailure
 
     language = kernels.current()
     try:
-        module = language.load(path, f"bench_{role}_{abs(hash(str(path)))}")
+        module = language.load(path, f"bench_{role}_{abs(hash(str(path)))}", host)
     except KernelFailure as failure:
         report["notes"].append(f"{role}: could not load {path.name}: {failure.message}")
         return None
@@ -463,11 +474,18 @@ class _CompileColumn:
 
     AT_ONCE = 4
 
-    def __init__(self, cases: list, recipe_path: Path, beside: Path | None = None) -> None:
+    def __init__(
+        self,
+        cases: list,
+        recipe_path: Path,
+        beside: Path | None = None,
+        language: str = "triton",
+        host: Path | None = None,
+    ) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
         self.recipe_path = recipe_path
-        self.beside = beside
+        self.beside = (beside, language, host)
         self.labels = {case.label for case in cases}
         self.pool = None
         self.started: dict[str, Any] = {}
@@ -499,14 +517,15 @@ def isolated(
     graph: bool,
     timeout: float = ISOLATED_TIMEOUT_S,
     warm_only: bool = False,
-    beside: Path | None = None,
+    beside: tuple[Path | None, str, Path | None] = (None, "triton", None),
 ) -> dict[str, Any]:
     """Time torch's `mode` (eager or compile) for `case` in a fresh process (tutor.bench.isolated).
 
     Returns its JSON row; {"error": ...} when it failed or ran past `timeout`. `warm_only`
-    compiles and times nothing; `beside` is a file whose version is timed in turn with the
-    graph (see tutor.bench.isolated).
+    compiles and times nothing; `beside` is (a file whose version is timed in turn with the
+    graph, its kernel language, the drill's host code): see tutor.bench.isolated.
     """
+    beside_file, language, host = beside
     import subprocess
 
     with tempfile.TemporaryDirectory(prefix="tutor-isolated-") as tmp:
@@ -531,7 +550,8 @@ def isolated(
             ]
             + (["--graph"] if graph else [])
             + (["--warm-only"] if warm_only else [])
-            + (["--beside", str(beside)] if beside is not None else [])
+            + (["--beside", str(beside_file), "--language", language] if beside_file else [])
+            + (["--host", str(host)] if beside_file and host is not None else [])
         )
         try:
             subprocess.run(

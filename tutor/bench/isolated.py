@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--beside", default=None, help="a .py file whose function is timed in turn (with --graph)"
     )
+    parser.add_argument("--language", default="triton", help="the --beside file's language")
+    parser.add_argument("--host", default=None, help="the drill's host code, for CUDA C++")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     row: dict[str, Any] = {
@@ -127,8 +129,12 @@ def _measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
 
 def _beside(args: argparse.Namespace, row: dict[str, Any]) -> Any:
     """The --beside file's version of the function, or None (and why, in the row)."""
+    from tutor import kernels
+
+    kernels.use(args.language)
     notes: dict[str, list[str]] = {"notes": []}
-    module = load_module(Path(args.beside), (args.function,), notes, "beside")
+    host = Path(args.host) if args.host else None
+    module = load_module(Path(args.beside), (args.function,), notes, "beside", host)
     fn = getattr(module, args.function, None)
     if not callable(fn):
         row["beside_error"] = "; ".join(notes["notes"]) or f"no {args.function}"

@@ -26,7 +26,7 @@ _FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 # The kernel languages a drill may be written in, and the suffix of a learner file in each. A
 # language is the package of its name under tutor/kernels (tutor.kernels.language); a drill's
 # entry may name its language, which its file's suffix must agree with.
-KERNEL_LANGUAGES = {"triton": ".py"}
+KERNEL_LANGUAGES = {"triton": ".py", "cuda": ".cu"}
 _DTYPES = {"float32", "float16", "bfloat16"}
 _OPERATION = re.compile(r"^[a-z][a-z0-9_]*$")
 

@@ -167,6 +167,11 @@ class CoursePaths:
         """The drill's tests: always Python (pytest), whatever language its kernels are in."""
         return self.root / "drills" / "tests" / f"test_{Path(file).stem}.py"
 
+    def host(self, file: str) -> Path:
+        """A CUDA C++ drill's host code, which launches the learner's kernels
+        (tutor.kernels.cuda)."""
+        return self.root / "drills" / "host" / f"{Path(file).stem}.py"
+
     def lesson(self, drill_id: str) -> Path:
         return self.root / "drills" / "content" / f"{drill_id}.md"
 

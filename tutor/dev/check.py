@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tutor.course import diagnoses as dx
-from tutor.course.catalogue import Catalogue, Drill
+from tutor.course.catalogue import KERNEL_LANGUAGES, Catalogue, Drill
 from tutor.course.hints import HintBook, HintFileError, drill_ladders
 from tutor.dev import patches, translations
 from tutor.run.results import RunResult
@@ -96,11 +96,13 @@ def perf_expectation(mutant: Path) -> str | None:
 
 
 def mutants_of(catalogue: Catalogue, drill_id: str) -> list[Path]:
-    """Whole-file mutants (`*.py`) and one-idea mutants kept as patches (`*.patch`)."""
+    """Whole-file mutants (`*.py`, or the suffix of the drill's kernel language: `*.cu`) and
+    one-idea mutants kept as patches (`*.patch`)."""
     folder = catalogue.paths.mutants(drill_id)
     if not folder.is_dir():
         return []
-    return sorted([*folder.glob("*__*.py"), *folder.glob("*__*.patch")])
+    suffix = Path(catalogue.drill(drill_id).file).suffix
+    return sorted([*folder.glob(f"*__*{suffix}"), *folder.glob("*__*.patch")])
 
 
 def targets(catalogue: Catalogue, drill: Drill, *, starter: bool = True) -> list[Target]:
@@ -126,7 +128,7 @@ def _build_patch_mutant(catalogue: Catalogue, drill: Drill, patch: Path) -> tupl
 
     The base is the solution, or the correct variant that a `base:` line of the patch names.
     """
-    built = catalogue.paths.built_mutants / drill.id / f"{patch.stem}.py"
+    built = catalogue.paths.built_mutants / drill.id / f"{patch.stem}{Path(drill.file).suffix}"
     try:
         text = patch.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -177,7 +179,7 @@ def _is_correct_variant(path: Path, folder: Path) -> bool:
     return (
         path.parent == folder
         and path.name.startswith(f"{CORRECT}__")
-        and path.suffix == ".py"
+        and path.suffix in KERNEL_LANGUAGES.values()
         and path.is_file()
         and not path.is_symlink()
     )
@@ -288,13 +290,13 @@ def _near_copies(catalogue: Catalogue, drill: Drill, mutants: list[Path]) -> lis
     texts = {path: _read(path) for path, _ in bases}
     found = []
     for mutant in mutants:
-        if mutant.suffix != ".py" or mutant.name.startswith(f"{CORRECT}__"):
+        if mutant.suffix == ".patch" or mutant.name.startswith(f"{CORRECT}__"):
             continue
         text = _read(mutant)
         for base, shown in bases:
             if text is None or texts[base] is None:
                 continue
-            apart = patches.code_lines_apart(texts[base], text)
+            apart = patches.code_lines_apart(texts[base], text, mutant.suffix)
             if apart is None or apart > patches.NEAR_COPY_LINES:
                 continue
             where = "" if base == solution else f", its description saying `base: {base.name}`"

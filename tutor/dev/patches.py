@@ -165,14 +165,17 @@ def _hunks(patch: str) -> list[tuple[int, list[tuple[str, str]], int]]:
     return hunks
 
 
-def code_lines_apart(old: str, new: str) -> int | None:
-    """How many lines of code differ between two Python sources, or None if one does not parse.
+def code_lines_apart(old: str, new: str, suffix: str = ".py") -> int | None:
+    """How many lines of code differ between two sources, or None if one does not parse.
 
-    Both are compared as `ast.unparse` prints them without docstrings, so comments, docstrings,
-    blank lines and line breaks inside a statement do not count; a changed line counts once.
+    Python sources are compared as `ast.unparse` prints them without docstrings, so comments,
+    docstrings, blank lines and line breaks inside a statement do not count; other languages
+    (CUDA C++) line by line without comments, blank lines and indentation. A changed line counts
+    once.
     """
+    lines = _code_lines if suffix == ".py" else _c_code_lines
     try:
-        old_lines, new_lines = _code_lines(old), _code_lines(new)
+        old_lines, new_lines = lines(old), lines(new)
     except (SyntaxError, ValueError):
         return None
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
@@ -188,6 +191,14 @@ def _code_lines(source: str) -> list[str]:
         if isinstance(body, list) and body and _is_docstring(body[0]):
             node.body = body[1:] or [ast.Pass()]
     return ast.unparse(tree).splitlines()
+
+
+def _c_code_lines(source: str) -> list[str]:
+    from tutor.kernels.cuda.signature import without_comments
+
+    return [
+        " ".join(line.split()) for line in without_comments(source).splitlines() if line.strip()
+    ]
 
 
 def _is_docstring(statement: ast.stmt) -> bool:

@@ -11,6 +11,8 @@
 - `guarded(values)`, `row_sliced(values, slack)`, `padded_tail(n, block, shape, device)`: inputs
   that make mistakes visible (NaN around the data, rows further apart than N).
 - `round_to(values, dtype, backend)`: an fp32 reference rounded as the backend's `.to()` rounds.
+- `expect_clean(impl, name, *args)`: the call again where races and out-of-bounds accesses are
+  seen (CUDA C++'s sanitizer builds); the first found fails the test with its lines.
 - `observe(fn, name, path, torch_core=())`: call a learner function the way the `impl` fixture
   does (errors become diagnoses; a call without a Triton launch, or one that calls a drill's
   core torch operation, is `torch-fallback`).
@@ -31,7 +33,7 @@ from tutor.harness.checks import (
 )
 from tutor.harness.failures import DrillFailure
 from tutor.harness.inputs import GUARD, guarded, padded_tail, row_sliced, row_sliced_buffer
-from tutor.harness.learner import Learner, call_or_refuse, observed
+from tutor.harness.learner import Learner, call_or_refuse, expect_clean, observed
 
 observe = observed
 
@@ -44,6 +46,7 @@ __all__ = [
     "Tolerance",
     "call_or_refuse",
     "diagnoses",
+    "expect_clean",
     "expect_close",
     "expect_unchanged",
     "guarded",

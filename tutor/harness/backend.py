@@ -17,11 +17,11 @@ __all__ = ["CPU", "CUDA", "Backend", "round_to"]
 def round_to(values: torch.Tensor, dtype: torch.dtype, backend: Backend) -> torch.Tensor:
     """Convert fp32 `values` to `dtype` as a kernel's `.to(dtype)` does on `backend`.
 
-    The interpreter converts fp32 to bf16 by dropping the low 16 bits (truncation); the GPU
-    rounds to nearest even, as torch does.
+    Triton's interpreter converts fp32 to bf16 by dropping the low 16 bits (truncation); the
+    GPU, and CUDA C++ on the CPU, round to nearest even, as torch does.
     """
     values = values.to(torch.float32)
-    if dtype == torch.bfloat16 and backend.is_cpu:
+    if dtype == torch.bfloat16 and backend.bf16_truncates:
         bits = values.contiguous().view(torch.int32) & -65536  # keep sign, exponent, 7 bits
         return bits.view(torch.float32).to(torch.bfloat16)
     return values.to(dtype)

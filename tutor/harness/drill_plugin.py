@@ -180,11 +180,12 @@ def impl(request: pytest.FixtureRequest) -> learner.Learner:
         drill = load_catalogue(paths).drill(request.module.DRILL)
         file, functions, torch_core = drill.file, drill.functions, drill.torch_core
     else:
-        file = test_file.name.removeprefix("test_")
+        # test_<stem>.py tests <stem> in the drill's kernel language
+        file = Path(test_file.name.removeprefix("test_")).stem + kernels.current().suffix
         functions = _names(functions)
         torch_core = _names(config.getoption("--impl-torch-core"))
     path = paths.resolve_impl(file, config.getoption("--impl"))
-    return learner.load(path, functions, torch_core)
+    return learner.load(path, functions, torch_core, paths.host(file))
 
 
 def _names(option: str) -> tuple[str, ...]:

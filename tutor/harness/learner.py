@@ -30,18 +30,25 @@ from tutor.kernels.errors import where_in
 from tutor.lang.i18n import _
 
 
-def load(path: Path, functions: tuple[str, ...], torch_core: tuple[str, ...] = ()) -> Learner:
-    """Import `path` as a fresh module and check it defines `functions`.
+def load(
+    path: Path,
+    functions: tuple[str, ...],
+    torch_core: tuple[str, ...] = (),
+    host: Path | None = None,
+) -> Learner:
+    """Load `path` in the drill's kernel language as a fresh module and check it defines
+    `functions`.
 
     `torch_core`: the torch operations that do the drill's work (drills.yaml); a call to one
-    while a function runs is `torch-fallback`.
+    while a function runs is `torch-fallback`. `host`: the drill's host code, for a language
+    whose learner files hold only kernels (CUDA C++).
     """
     if not path.is_file():
         raise HarnessFailure(dx.MISSING_FILE, _("{path} does not exist").format(path=path))
     language = kernels.current()
     language.install_launch_hooks()
     try:
-        module = language.load(path, f"learner_{abs(hash(str(path)))}")
+        module = language.load(path, f"learner_{abs(hash(str(path)))}", host)
     except KernelFailure as failure:
         raise _harness_failure(failure) from None
     missing = [f for f in functions if not callable(getattr(module, f, None))]
@@ -244,3 +251,14 @@ def classify(exc: BaseException, name: str, path: Path) -> HarnessFailure:
 
 def _harness_failure(failure: KernelFailure) -> HarnessFailure:
     return HarnessFailure(failure.diagnosis, failure.message, failure.details, line=failure.line)
+
+
+def expect_clean(impl: Learner, name: str, *args: Any, **kwargs: Any) -> None:
+    """Call `impl.<name>` again where races and out-of-bounds accesses are seen, whatever the
+    backend: CUDA C++'s ThreadSanitizer and AddressSanitizer builds, on the CPU (a kernel
+    language without them checks nothing more). The first one found fails the test, named
+    (`missing-barrier`, `out-of-bounds`, ...) with the lines of the learner's file."""
+    try:
+        kernels.current().deep_check(impl.module, name, args, kwargs)
+    except KernelFailure as failure:
+        raise _harness_failure(failure) from None

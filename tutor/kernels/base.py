@@ -32,6 +32,9 @@ class Backend:
     name: str  # CPU or CUDA
     device: str  # the torch device tests allocate on
     device_name: str
+    # fp32 -> bf16 drops the low bits here (Triton's interpreter) instead of rounding to
+    # nearest even as a GPU does: references must round the same way (harness.round_to).
+    bf16_truncates: bool = False
 
     @property
     def is_cpu(self) -> bool:
@@ -81,9 +84,10 @@ class KernelLanguage(ABC):
         starts the run again in a fresh Python when it can, and returns when it cannot."""
 
     @abstractmethod
-    def load(self, path: Path, module_name: str) -> ModuleType:
+    def load(self, path: Path, module_name: str, host: Path | None = None) -> ModuleType:
         """The learner's file built and loaded as a module whose functions the tests call.
-        Errors in the file are KernelFailures (syntax, build, import)."""
+        `host`: the drill's host code, for a language whose learner files hold only kernels
+        (drills/host/<stem>.py). Errors in the file are KernelFailures (syntax, build, import)."""
 
     @abstractmethod
     def classify(self, exc: BaseException, name: str, path: Path) -> KernelFailure:
@@ -99,6 +103,13 @@ class KernelLanguage(ABC):
         """On the GPU, in the bench: the compile and launch facts of every launch made inside
         the block (registers, spills, shared memory, grid, ...), appended to the yielded list."""
         yield []
+
+    def deep_check(  # noqa: B027 - a language without sanitizers has nothing to add
+        self, module: ModuleType, function: str, args: tuple, kwargs: dict
+    ) -> None:
+        """Call `function` of a loaded module again where races and out-of-bounds accesses are
+        seen (CUDA C++'s sanitizer builds), raising a KernelFailure for the first one found;
+        nothing for a language that has no such check."""
 
     def half_precision_note(self) -> str:
         """A paragraph for a failed bf16 comparison when the backend does 16-bit arithmetic

@@ -96,9 +96,9 @@ class Triton(KernelLanguage):
         from tutor.kernels.triton import interpreter
 
         interpreter.install()
-        return Backend(CPU, "cpu", "CPU (Triton interpreter)")
+        return Backend(CPU, "cpu", "CPU (Triton interpreter)", bf16_truncates=True)
 
-    def load(self, path: Path, module_name: str) -> ModuleType:
+    def load(self, path: Path, module_name: str, host: Path | None = None) -> ModuleType:
         from tutor.kernels.python_file import import_file
 
         return import_file(path, module_name)
