@@ -119,9 +119,11 @@ def test_a_base_line_must_name_a_correct_variant_of_the_drill(course, named):
     )
 
 
-def test_a_whole_file_mutant_one_line_from_a_correct_variant_or_the_solution_is_refused(course):
+def test_a_whole_file_mutant_near_a_correct_variant_or_the_solution_is_refused(course):
     # A near-copy drifts from its original unseen: dev check names both files and asks for a
-    # patch. Comments and docstrings do not count; a file in its own style passes.
+    # patch, from one line of code up to NEAR_COPY_LINES (t3's row-mean helper, a patch since
+    # issue 56, written out whole again is six). Comments and docstrings do not count; a file in
+    # its own style passes.
     catalogue = load_catalogue(course)
     drill = catalogue.drill("t3")
     folder = course.mutants("t3")
@@ -140,10 +142,21 @@ def test_a_whole_file_mutant_one_line_from_a_correct_variant_or_the_solution_is_
             "tl.store(mean_ptr + row_idx, mean.to(tl.float16))",
         )
     )
+    helper = folder / "divide-by-block__row-mean-helper.patch"
+    assert patches.base(helper.read_text()) == "correct__compact-rsqrt.py"
+    (folder / "divide-by-block__helper-copy.py").write_text(
+        patches.apply(variant, helper.read_text())
+    )
     refused = {
         f.subject: f.message for f in devcheck.content_findings(catalogue, drill) if not f.ok
     }
     assert refused == {
+        "divide-by-block__helper-copy.py": (
+            "divide-by-block__helper-copy.py differs from correct__compact-rsqrt.py by 6 lines "
+            "of code: one idea, so keep it as divide-by-block__helper-copy.patch made on "
+            "correct__compact-rsqrt.py (tutor.dev.patches.make), its description saying "
+            "`base: correct__compact-rsqrt.py`"
+        ),
         "unbiased-variance__compact-copy.py": (
             "unbiased-variance__compact-copy.py differs from correct__compact-rsqrt.py by 1 line "
             "of code: one idea, so keep it as unbiased-variance__compact-copy.patch made on "
