@@ -119,9 +119,11 @@ def test_a_base_line_must_name_a_correct_variant_of_the_drill(course, named):
     )
 
 
-def test_a_whole_file_mutant_one_line_from_a_correct_variant_or_the_solution_is_refused(course):
+def test_a_whole_file_mutant_near_a_correct_variant_or_the_solution_is_refused(course):
     # A near-copy drifts from its original unseen: dev check names both files and asks for a
-    # patch. Comments and docstrings do not count; a file in its own style passes.
+    # patch, from one line of code up to NEAR_COPY_LINES (m1's ptr-advance__a_by_block, a patch
+    # since issue 56, written out whole again is seven). Comments and docstrings do not count; a
+    # file in its own style passes.
     catalogue = load_catalogue(course)
     drill = catalogue.drill("t3")
     folder = course.mutants("t3")
@@ -156,6 +158,17 @@ def test_a_whole_file_mutant_one_line_from_a_correct_variant_or_the_solution_is_
             "t3_layernorm.py (tutor.dev.patches.make)"
         ),
     }
+    m1, m1_folder = catalogue.drill("m1"), course.mutants("m1")
+    advance = (m1_folder / "ptr-advance__a_by_block.patch").read_text()
+    assert patches.base(advance) == "correct__offsets_from_k0.py"
+    base = (m1_folder / "correct__offsets_from_k0.py").read_text()
+    (m1_folder / "ptr-advance__whole-copy.py").write_text(patches.apply(base, advance))
+    assert [f.message for f in devcheck.content_findings(catalogue, m1) if not f.ok] == [
+        "ptr-advance__whole-copy.py differs from correct__offsets_from_k0.py by 7 lines of code: "
+        "one idea, so keep it as ptr-advance__whole-copy.patch made on "
+        "correct__offsets_from_k0.py (tutor.dev.patches.make), its description saying "
+        "`base: correct__offsets_from_k0.py`"
+    ]
 
 
 def test_code_lines_apart_counts_code_only():

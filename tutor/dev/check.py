@@ -9,8 +9,9 @@ For each drill (all playable ones by default):
 - translations (tutor.dev.translations): each language the drill lists has its lesson and
   hints, fresh (made from the English as it is now), with ladders the English's shape;
 - one-idea mutants kept as patches still apply to the solution, or to the correct variant their
-  `base:` line names (tutor.dev.patches); a whole-file buggy mutant within two lines of code of the
-  solution or a correct variant is refused: it is one idea, and belongs in a patch;
+  `base:` line names (tutor.dev.patches); a whole-file buggy mutant within seven lines of code
+  (patches.NEAR_COPY_LINES) of the solution or a correct variant is refused: it is one idea, and
+  belongs in a patch;
 - behaviour, by running the drill's tests on each file: the untouched starter fails as
   `not-started` in every test, the solution passes with no diagnosis, every
   `<diagnosis>__<variant>.py` gets `<diagnosis>` first, every `correct__<variant>.py` passes;
