@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from tutor.lang.i18n import _
+from tutor.lang.i18n import N_, _
 
 
 class _Word(str, Enum):
@@ -64,6 +64,16 @@ class BackendName(_Word):
     CUDA = "cuda"
 
 
+# What each kernel language runs on the CPU, as a run names it (its session's `device_name`,
+# tutor.kernels: Backend.device_name), and how a sentence says it.
+TRITON_INTERPRETER = "CPU (Triton interpreter)"
+CUDA_ON_CPU = "CPU (CUDA C++ built for the CPU)"
+_CPU_LABELS = {
+    TRITON_INTERPRETER: N_("the CPU (Triton interpreter)"),
+    CUDA_ON_CPU: N_("the CPU (CUDA C++ built by the C++ compiler)"),
+}
+
+
 class WrongPattern(_Word):
     """The shape of what a failed comparison got wrong (a failure's facts["pattern"]): the
     hint ladders pick their stages by it. tutor.harness.errormap decides which fits."""
@@ -95,6 +105,8 @@ def label(word: str, device_name: str = "") -> str:
     """How a status word reads in a sentence; a CUDA backend reads as its device's name."""
     if word == BackendName.CUDA:
         return device_name or _("the GPU")
+    if word == BackendName.CPU and device_name in _CPU_LABELS:
+        return _(_CPU_LABELS[device_name])
     for member, text in _LABELS.items():
         if member == word:
             return _(text)  # tutor/locale has each of _LABELS (tests/test_messages.py)

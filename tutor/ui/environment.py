@@ -17,9 +17,10 @@ from collections.abc import Callable, Mapping
 
 from tutor.lang.i18n import N_
 from tutor.run.gpu import machine_has_gpu, nvml_gpus
-from tutor.states import BackendName
+from tutor.states import CUDA_ON_CPU, BackendName
 
 CPU_LABEL = N_("CPU interpreter")  # translated where it is shown
+CUDA_CPU_LABEL = N_("CPU (CUDA C++)")  # a CUDA C++ drill's kernels built for the CPU
 CPU_BACKEND = BackendName.CPU
 _PROBE = (
     "import torch; print(torch.cuda.get_device_name() if torch.cuda.is_available() else '', end='')"
@@ -51,7 +52,7 @@ def editor_command(
 def backend_label(backend: str, device_name: str) -> str:
     """How the status bar names a run's backend (from its session_start event)."""
     if backend == CPU_BACKEND or not backend:
-        return CPU_LABEL
+        return CUDA_CPU_LABEL if device_name == CUDA_ON_CPU else CPU_LABEL
     return device_name or backend
 
 

@@ -26,6 +26,7 @@ from typing import Any
 from tutor.course import diagnoses as dx
 from tutor.kernels.base import CPU, CUDA, Backend, KernelFailure, KernelLanguage
 from tutor.lang.i18n import N_, _
+from tutor.states import CUDA_ON_CPU
 
 
 class Cuda(KernelLanguage):
@@ -61,7 +62,7 @@ class Cuda(KernelLanguage):
         self.on_gpu = not force_cpu and torch.cuda.is_available() and nvrtc.available()
         if self.on_gpu:
             return Backend(CUDA, "cuda", torch.cuda.get_device_name())
-        return Backend(CPU, "cpu", _("CPU (CUDA C++ on the CPU)"))
+        return Backend(CPU, "cpu", CUDA_ON_CPU)
 
     def load(self, path: Path, module_name: str, host: Path | None = None) -> ModuleType:
         from tutor.kernels.cuda.host import Kernels

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from tutor.course import diagnoses as dx
 from tutor.kernels.cuda.cpu.launch import Ran
-from tutor.lang.i18n import _
+from tutor.lang.i18n import N_, _
 
 _RACE = re.compile(r"WARNING: ThreadSanitizer: data race")
 _ACCESS = re.compile(r"^\s*(Previous )?(?:atomic )?(write|read) of size (\d+) at", re.I)
@@ -29,6 +29,7 @@ _GLOBAL_NAME = re.compile(r"global '([^']+)'")
 _ASAN = re.compile(r"ERROR: AddressSanitizer: ([\w-]+)")
 _ASAN_ACCESS = re.compile(r"^(READ|WRITE) of size (\d+)")
 _ASAN_GLOBAL = re.compile(r"global variable '([^']+)' defined in '[^:']*?([^/:']+):(\d+)")
+_ACCESSES = {"write": N_("a write"), "read": N_("a read")}
 _SCHEDULER = {
     "barrier-divergent": dx.BARRIER_DIVERGENT,
     "shuffle-mask": dx.SHUFFLE_MASK,
@@ -83,13 +84,13 @@ def _races(log: str, file_name: str) -> list[Evidence]:
         (_first, kind_a, line_a), (_then, kind_b, line_b) = accesses[0], accesses[1]
         if location == "global":  # a function-level static: the kernel's __shared__ array
             message = _(
-                "{file}: threads race on the __shared__ array {name}: a {first} at line "
-                "{line_a} and a {second} at line {line_b} with no __syncthreads between them"
+                "{file}: threads race on the __shared__ array {name}: {first} at line "
+                "{line_a} and {second} at line {line_b} with no __syncthreads between them"
             )
             diagnosis = dx.MISSING_BARRIER
         else:  # a buffer the launch was given: global memory
             message = _(
-                "{file}: threads race on global memory: a {first} at line {line_a} and a "
+                "{file}: threads race on global memory: {first} at line {line_a} and "
                 "{second} at line {line_b} with nothing ordering them (threads of different "
                 "blocks need an atomic)"
             )
@@ -100,8 +101,8 @@ def _races(log: str, file_name: str) -> list[Evidence]:
             message.format(
                 file=file_name,
                 name=variable or "?",
-                first=_(kind_a),
-                second=_(kind_b),
+                first=_(_ACCESSES[kind_a]),
+                second=_(_ACCESSES[kind_b]),
                 line_a=line_a,
                 line_b=line_b,
             ),
@@ -118,7 +119,7 @@ def _overflows(log: str, file_name: str) -> list[Evidence]:
     lines = log[error.end() :].splitlines()
     access = next((m for m in map(_ASAN_ACCESS.match, lines) if m), None)
     line = _first_frame_in(lines, file_name)
-    what = _("a read") if access is None or access.group(1) == "READ" else _("a write")
+    what = _(_ACCESSES["read" if access is None or access.group(1) == "READ" else "write"])
     shared = _ASAN_GLOBAL.search(log)
     if error.group(1) == "global-buffer-overflow" and shared:
         return [

@@ -20,6 +20,7 @@ from typing import Any
 
 from tutor.kernels.base import CPU, CUDA, Backend, KernelFailure, KernelLanguage
 from tutor.lang.i18n import N_
+from tutor.states import TRITON_INTERPRETER
 
 # What a run imports after the fork on its first launch, every time, unless the warm process
 # did: Triton's code generator, Gluon and libdevice (found by listing sys.modules before and
@@ -96,7 +97,7 @@ class Triton(KernelLanguage):
         from tutor.kernels.triton import interpreter
 
         interpreter.install()
-        return Backend(CPU, "cpu", "CPU (Triton interpreter)", bf16_truncates=True)
+        return Backend(CPU, "cpu", TRITON_INTERPRETER, bf16_truncates=True)
 
     def load(self, path: Path, module_name: str, host: Path | None = None) -> ModuleType:
         from tutor.kernels.python_file import import_file
