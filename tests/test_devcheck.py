@@ -270,6 +270,54 @@ def test_dev_new_scaffolds_a_drill_that_is_content_only(course):
     assert wrong_track.returncode == 2 and "unknown track 'Z'" in wrong_track.stderr
 
 
+def test_dev_new_scaffolds_a_cuda_drill_whose_starter_and_solution_run_on_the_cpu(course):
+    """A CUDA C++ drill: a .cu of kernels, the host code that launches them, and tests with the
+    deep check; its starter fails as not started and its solution passes, built for the CPU."""
+    if not any(shutil.which(c) for c in ("c++", "g++", "clang++")):
+        pytest.skip("no C++ compiler here")
+    out = tutor(
+        course,
+        "dev",
+        "new",
+        "c9",
+        "--track",
+        "M",
+        "--title",
+        "Scale",
+        "--functions",
+        "scale",
+        "--language",
+        "cuda",
+    )
+    assert out.returncode == 0, out.stderr
+    for path in (
+        "drills/starters/c9_scale.cu",
+        "drills/solutions/c9_scale.cu",
+        "drills/host/c9_scale.py",
+        "drills/tests/test_c9_scale.py",
+    ):
+        assert (course.root / path).is_file(), path
+    assert load_catalogue(course).drill("c9").language == "cuda"
+    for impl, code, said in (("solutions", 0, "All tests pass"), ("starter", 1, "not-started")):
+        run = tutor(course, "check", "c9", "--impl", impl, "--cpu")
+        assert run.returncode == code and said in run.stdout, run.stdout + run.stderr
+    wrong = tutor(
+        course,
+        "dev",
+        "new",
+        "c8",
+        "--track",
+        "M",
+        "--title",
+        "X",
+        "--functions",
+        "f",
+        "--language",
+        "fortran",
+    )
+    assert wrong.returncode == 2 and "triton, cuda" in wrong.stderr
+
+
 def test_dev_check_fails_when_a_starter_stands_in_for_the_solution(course):
     drill = load_catalogue(course).drill("t1")
     shutil.copyfile(course.starter(drill.file), course.solution(drill.file))

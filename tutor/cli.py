@@ -152,6 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     dev_new.add_argument("--track", required=True)
     dev_new.add_argument("--title", required=True)
     dev_new.add_argument("--functions", required=True, help="NAME[,NAME...]")
+    dev_new.add_argument(
+        "--language", default="triton", help="the kernels' language: triton (default) or cuda"
+    )
     for name, (module, summary) in DEV_TOOLS.items():
         tool = dev_sub.add_parser(name, help=summary, add_help=False)
         tool.add_argument("rest", nargs=argparse.REMAINDER, help=f"its own options: {module}")
@@ -459,7 +462,8 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         functions = tuple(f.strip() for f in args.functions.split(",") if f.strip())
         try:
             written = new_drill(
-                catalogue.paths, NewDrill(args.id, args.track, args.title, functions)
+                catalogue.paths,
+                NewDrill(args.id, args.track, args.title, functions, args.language),
             )
         except ScaffoldError as exc:
             raise UsageError(str(exc)) from None

@@ -1,11 +1,13 @@
 """`tutor dev new`: every content file of a new drill, and its catalogue entry.
 
     tutor dev new t9 --track T --title "Clamp" --functions clamp
+    tutor dev new c9 --track C --title "Scale" --functions scale --language cuda
 
 writes drills/starters/<file> (a skeleton that fails as not-started), drills/solutions/<file>
 (a stub to replace with the reference), drills/tests/test_<file> (a test module on the
 harness), drills/content/<id>.md (a lesson skeleton with its self-check part), hints/<id>.yaml
-(one ladder per mistake), drills/mutants/<id>/ and drills/bench/<id>.py, and appends the entry
+(one ladder per mistake), drills/mutants/<id>/ and drills/bench/<id>.py (a CUDA C++ drill's
+learner file is a .cu of kernels, and drills/host/<stem>.py launches them), and appends the entry
 to drills.yaml as text (so the file's comments and layout stay as the author left them). It
 never writes into tutor/ or tests/, never overwrites a file that exists, and never writes
 through a symbolic link.
@@ -30,7 +32,7 @@ from pathlib import Path
 
 import yaml
 
-from tutor.course.catalogue import Catalogue, CatalogueError, load_catalogue
+from tutor.course.catalogue import KERNEL_LANGUAGES, Catalogue, CatalogueError, load_catalogue
 from tutor.course.paths import CoursePaths
 
 _ID = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -48,11 +50,16 @@ class NewDrill:
     track: str
     title: str
     functions: tuple[str, ...]
+    language: str = "triton"
 
     @property
     def file(self) -> str:
         stem = re.sub(r"[^a-z0-9]+", "_", f"{self.id}_{self.functions[0]}".lower()).strip("_")
-        return f"{stem}.py"
+        return f"{stem}{KERNEL_LANGUAGES.get(self.language, '.py')}"
+
+    @property
+    def cuda(self) -> bool:
+        return self.language == "cuda"
 
 
 def new_drill(paths: CoursePaths, drill: NewDrill) -> list[Path]:
@@ -60,8 +67,9 @@ def new_drill(paths: CoursePaths, drill: NewDrill) -> list[Path]:
     catalogue = load_catalogue(paths)
     _validate(catalogue, drill)
     files = {
-        paths.starter(drill.file): _starter(drill),
-        paths.solution(drill.file): _solution(drill),
+        paths.starter(drill.file): _cuda_starter(drill) if drill.cuda else _starter(drill),
+        paths.solution(drill.file): _cuda_solution(drill) if drill.cuda else _solution(drill),
+        **({paths.host(drill.file): _cuda_host(drill)} if drill.cuda else {}),
         paths.test_file(drill.file): _tests(drill),
         paths.lesson(drill.id): _lesson(drill),
         paths.hints(drill.id): _hints(drill),
@@ -84,6 +92,10 @@ def new_drill(paths: CoursePaths, drill: NewDrill) -> list[Path]:
 
 
 def _validate(catalogue: Catalogue, drill: NewDrill) -> None:
+    if drill.language not in KERNEL_LANGUAGES:
+        raise ScaffoldError(
+            f"--language {drill.language}: one of {', '.join(KERNEL_LANGUAGES)} is needed"
+        )
     if not _ID.match(drill.id):
         raise ScaffoldError(f"drill id '{drill.id}' must be lower-case letters, digits, - or _")
     if any(d.id == drill.id for d in catalogue.drills):
@@ -270,8 +282,66 @@ def _copy_kernel(x_ptr, y_ptr, n, BLOCK_SIZE: tl.constexpr):
 '''
 
 
+def _cuda_starter(drill: NewDrill) -> str:
+    return f"""// {drill.id.upper()}: {drill.title}. Write the kernels; drills/host/ launches them.
+//
+// Run the tests with `tutor check {drill.id}`; the lesson is `tutor lesson {drill.id}`.
+
+__global__ void {drill.functions[0]}_kernel(float* y, const float* x, long long n) {{
+  TODO_KERNEL("{drill.functions[0]}_kernel: y[i] = ... for every i < n");
+}}
+"""
+
+
+def _cuda_solution(drill: NewDrill) -> str:
+    return f"""// {drill.id.upper()} reference: {drill.title}.
+//
+// TODO: replace this copy with the lesson-grade reference.
+
+__global__ void {drill.functions[0]}_kernel(float* y, const float* x, long long n) {{
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+       i += (long long)gridDim.x * blockDim.x)
+    y[i] = x[i];
+}}
+"""
+
+
+def _cuda_host(drill: NewDrill) -> str:
+    stubs = "\n\n".join(
+        f"def {name}(kernels, x: torch.Tensor) -> torch.Tensor:\n"
+        f'    """TODO: what {name} computes (the formula), its shapes and dtypes."""\n'
+        "    x = x.contiguous()\n"
+        "    y = torch.empty_like(x)\n"
+        f"    kernels.{drill.functions[0]}_kernel((64,), (256,), (y, x, x.numel()))\n"
+        "    return y"
+        for name in drill.functions
+    )
+    return f'''"""The host side of drill {drill.id}: checks the inputs, allocates, and launches the
+learner's kernels (tutor.kernels.cuda.host)."""
+
+from __future__ import annotations
+
+import torch
+
+
+{stubs}
+'''
+
+
 def _tests(drill: NewDrill) -> str:
     first, title = drill.functions[0], _in_docstring(drill.title)
+    clean = "expect_clean, " if drill.cuda else ""
+    deep = (
+        f"""
+
+def test_no_race_and_no_access_outside_the_buffers(impl, backend):
+    \"\"\"The call again in the sanitizer builds, on the CPU whatever the backend.\"\"\"
+    x = torch.randn(300).to(backend.device)
+    expect_clean(impl, "{first}", x)
+"""
+        if drill.cuda
+        else ""
+    )
     return f'''"""Tests for drill {drill.id}: {title}.
 
 TODO: say which inputs make which mistake visible, and why each tolerance is what it is.
@@ -281,7 +351,7 @@ from __future__ import annotations
 
 import torch
 
-from tutor.harness import Suspect, Tolerance, expect_close, guarded, round_to
+from tutor.harness import Suspect, Tolerance, {clean}expect_close, guarded, round_to
 
 DRILL = "{drill.id}"
 
@@ -305,7 +375,7 @@ def test_{first}_fp32(impl, backend):
                                   "TODO: what the mistake computes")],
         reads_guarded=True,
     )
-'''
+{deep}'''
 
 
 def _lesson(drill: NewDrill) -> str:
