@@ -50,3 +50,20 @@ async def test_a_file_that_is_not_utf8_is_shown_with_a_note(tmp_path):
         view.show_file(latin)
         await pilot.pause()
         assert "not valid UTF-8" in view.document.get_line(0)
+
+
+async def test_a_cuda_file_is_highlighted_as_cpp_and_a_python_one_as_python(tmp_path):
+    """The highlighting follows the file's kernel language (tutor.kernels: its `syntax`)."""
+    kernel = tmp_path / "c2_rmsnorm.cu"
+    kernel.write_text("__global__ void k(float* x) { x[threadIdx.x] = 0.f; }\n")
+    script = tmp_path / "t1_gelu.py"
+    script.write_text("import triton\n")
+    app = _OneView()
+    async with app.run_test() as pilot:
+        view = app.query_one(CodeView)
+        view.show_file(kernel)
+        await pilot.pause()
+        assert view.language == "cpp"
+        view.show_file(script)
+        await pilot.pause()
+        assert view.language == "python"

@@ -1,4 +1,5 @@
-"""A read-only, syntax-highlighted view of a Python file, reloaded from disk on request.
+"""A read-only, syntax-highlighted view of a learner's file (Python, or CUDA C++), reloaded from
+disk on request.
 
 Highlighting costs time that grows with the file (1.3 s at 1,000 lines, 12 s at 3,000 were
 measured), and a learner file can be anything: past `HIGHLIGHT_MAX_LINES` the view shows plain
@@ -26,6 +27,30 @@ def _python_language() -> str | None:
     return "python"
 
 
+def _syntax_of(path: Path | None) -> str:
+    """The highlighting a file's kernel language asks for, by its suffix (python by default)."""
+    from tutor import kernels
+    from tutor.course.catalogue import KERNEL_LANGUAGES
+
+    for name, suffix in KERNEL_LANGUAGES.items():
+        if path is not None and path.suffix == suffix:
+            return kernels.language(name).syntax
+    return "python"
+
+
+def _cpp_grammar() -> tuple[object, str] | None:
+    """tree-sitter's C++ grammar and its highlights (C's, which C++ extends, then C++'s own),
+    when both are installed."""
+    try:
+        import tree_sitter_c
+        import tree_sitter_cpp
+        from tree_sitter import Language
+    except ImportError:
+        return None
+    query = tree_sitter_c.HIGHLIGHTS_QUERY + "\n" + tree_sitter_cpp.HIGHLIGHTS_QUERY
+    return Language(tree_sitter_cpp.language()), query
+
+
 class CodeView(TextArea):
     """Shows one file; `reload` keeps the cursor and scroll where they were."""
 
@@ -42,18 +67,28 @@ class CodeView(TextArea):
         )
         self.path: Path | None = None
         self.note = ""  # what the file shown is, when it is not the learner's own
+        self.syntax = "python"
+        grammar = _cpp_grammar()
+        if grammar is not None:
+            self.register_language("cpp", *grammar)
 
     def show_file(self, path: Path | None, missing: str = "", *, note: str = "") -> None:
         """Show `path` from its top, or `missing` when there is no such file; `note` says in
         the first line what the file is, when it is not the learner's own."""
         self.path = path
         self.note = note
+        self.syntax = _syntax_of(path)
         self._load(self._read(missing))
 
     def _load(self, text: str) -> None:
         """Load `text`, plain when it is too long to highlight quickly."""
         too_long = text.count("\n") > HIGHLIGHT_MAX_LINES
-        self.language = None if too_long else _python_language()
+        if too_long:
+            self.language = None
+        elif self.syntax == "python":
+            self.language = _python_language()
+        else:
+            self.language = self.syntax if self.syntax in self.available_languages else None
         self.load_text(text)
 
     def reload(self) -> None:
