@@ -272,3 +272,22 @@ def test_nvrtc_compile_errors_name_the_learners_line(tmp_path):
         nvrtc.compile_cubin(path.read_text(), path, ["k"], "sm_90")
     assert caught.value.diagnosis == dx.COMPILE_ERROR and caught.value.line == 2
     assert '"nope" is undefined' in caught.value.message
+
+
+@needs_compiler
+@needs_nvrtc
+def test_what_nvrtc_compiles_and_the_cpu_build_cannot_is_not_the_learners_mistake(tmp_path):
+    """A CUDA intrinsic the tutor's CPU header lacks is an interpreter limit, not a compile
+    error: NVRTC, the GPU's compiler, is the judge of what compiles."""
+    from tutor.kernels.cuda import LANGUAGE
+
+    path = tmp_path / "k.cu"
+    path.write_text("__global__ void k(float* x) {\n  x[0] = __fmul_rz(x[0], 2.0f);\n}\n")
+    with pytest.raises(KernelFailure) as caught:
+        LANGUAGE._backend(path.read_text(), path, ["k"])
+    assert caught.value.diagnosis == dx.INTERPRETER_LIMIT
+    assert "NVRTC compiles it" in caught.value.message and caught.value.line == 2
+    path.write_text("__global__ void k(float* x) {\n  x[0] = nope;\n}\n")
+    with pytest.raises(KernelFailure) as caught:
+        LANGUAGE._backend(path.read_text(), path, ["k"])
+    assert caught.value.diagnosis == dx.COMPILE_ERROR and "NVRTC says" in caught.value.message

@@ -85,9 +85,28 @@ class Cuda(KernelLanguage):
             from tutor.kernels.cuda.gpu import GpuBackend
 
             return GpuBackend(source, path, kernels)
+        from tutor.kernels.cuda import nvrtc
         from tutor.kernels.cuda.cpu import CpuBackend
 
-        return CpuBackend(source, path, kernels)
+        if not nvrtc.available():
+            return CpuBackend(source, path, kernels)
+        # NVRTC is the judge of what compiles, as on a GPU: its errors are the learner's. What
+        # it accepts and the CPU's build refuses is a CUDA feature the CPU header lacks.
+        nvrtc.compile_cubin(source, path, kernels, nvrtc.DEFAULT_ARCH)
+        try:
+            return CpuBackend(source, path, kernels)
+        except KernelFailure as failure:
+            if failure.diagnosis != dx.COMPILE_ERROR:
+                raise
+            raise KernelFailure(
+                dx.INTERPRETER_LIMIT,
+                _(
+                    "{file}: NVRTC compiles it, the CPU build cannot ({error}); your code may "
+                    "be right: it runs on a GPU"
+                ).format(file=path.name, error=failure.message),
+                failure.details,
+                line=failure.line,
+            ) from None
 
     def classify(self, exc: BaseException, name: str, path: Path) -> KernelFailure:
         from tutor.kernels.errors import chain, deepest_line, gpu_fault, not_written, python_error

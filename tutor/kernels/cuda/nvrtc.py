@@ -28,6 +28,7 @@ from tutor.kernels.cuda.cpu.build import ToolMissing, cache_root
 from tutor.kernels.errors import excerpt
 from tutor.lang.i18n import _
 
+DEFAULT_ARCH = "sm_90"  # for compile errors and facts where there is no GPU to ask (Hopper)
 # What every learner file gets before its first line on the GPU: the starter's TODO_KERNEL marker
 # (on the CPU: tutor_cuda.h), which records the line of a kernel that is not written yet.
 PRELUDE_NAME = "tutor_nvrtc.h"

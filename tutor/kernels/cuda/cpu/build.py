@@ -44,8 +44,10 @@ _DYNAMIC_SHARED = re.compile(
     r"\bextern\s+__shared__\s+((?:alignas\s*\(\s*\d+\s*\)\s*|__align__\s*\(\s*\d+\s*\)\s*)?)"
     r"([A-Za-z_][\w:<>\s]*?)\s+([A-Za-z_]\w*)\s*\[\s*\]\s*;"
 )
+# A compiler's `file:line:col: error: ...`, or the linker's `file:line: undefined reference to`.
 _ERROR = re.compile(
-    r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:\d+:)?\s*(?:fatal )?error:\s*(?P<msg>.*)$"
+    r"^(?:.*?: )?(?P<file>[^:\s]+):(?P<line>\d+):(?:\d+:)?\s*"
+    r"(?:(?:fatal )?error:\s*(?P<msg>.*)|(?P<link>undefined reference to .*))$"
 )
 
 
@@ -139,7 +141,7 @@ def _failure(log: str, path: Path, variant: str) -> Exception:
             return KernelFailure(
                 dx.COMPILE_ERROR,
                 _("{file}:{line}: the C++ compiler says: {error}").format(
-                    file=path.name, line=line, error=found["msg"].strip()
+                    file=path.name, line=line, error=(found["msg"] or found["link"]).strip()
                 ),
                 excerpt(path, line),
                 line=line,

@@ -244,6 +244,9 @@ inline float __fsqrt_rn(float a) { return std::sqrt(a); }
 inline float __saturatef(float a) { return a < 0.f ? 0.f : (a > 1.f ? 1.f : a); }
 inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
 inline float __tanhf(float a) { return std::tanh(a); }
+inline float __sinf(float a) { return std::sin(a); }
+inline float __cosf(float a) { return std::cos(a); }
+inline float __powf(float a, float b) { return std::pow(a, b); }
 template <class T> inline T __ldg(const T* p) { return *p; }
 template <class A, class B> inline auto max(A a, B b) -> std::common_type_t<A, B> {
   return a < b ? b : a;
