@@ -506,9 +506,9 @@ inline std::vector<WarpState> warps;
 template <class Ready>
 inline void wait_for(std::condition_variable& cv, std::unique_lock<std::mutex>& held, Ready ready,
                      int line, const char* kind, const char* what) {
-  if (!cv.wait_for(held, std::chrono::seconds(5), ready)) {
+  if (!cv.wait_for(held, std::chrono::seconds(3), ready)) {
     char text[160];
-    std::snprintf(text, sizeof text, "no thread moved for 5 s while threads waited at %s", what);
+    std::snprintf(text, sizeof text, "no thread moved for 3 s while threads waited at %s", what);
     finding(kind, line, text);
     std::fflush(findings);
     std::_Exit(3);
@@ -581,29 +581,67 @@ inline unsigned vote(int line, unsigned mask, bool pred) {
   return ballot;
 }
 
+// Where the block's threads and the launching thread meet between two blocks: the launching
+// thread sets up the next block while they wait. (Threads are started once a launch: starting
+// one costs much under ThreadSanitizer.)
+struct Gate {
+  std::mutex lock;
+  std::condition_variable moved;
+  unsigned count, arrived = 0, generation = 0;
+  explicit Gate(unsigned n) : count(n) {}
+  void wait() {
+    std::unique_lock<std::mutex> held(lock);
+    unsigned mine = generation;
+    if (++arrived == count) {
+      arrived = 0;
+      ++generation;
+      moved.notify_all();
+    } else {
+      moved.wait(held, [&] { return generation != mine; });
+    }
+  }
+};
+inline Gate* gate = nullptr;
+inline size_t blocks_to_run = 0;
+
 inline void thread_main(Thread* me) {
   current = me;
-  body(body_args);
-  {
-    WarpState& w = warps[me->warp];
-    std::lock_guard<std::mutex> held(w.lock);
-    w.done |= 1u << me->lane;
-    release_warp_if_full(me->warp);
+  for (size_t block = 0; block < blocks_to_run; ++block) {
+    gate->wait();  // the block is set up
+    body(body_args);
+    {
+      WarpState& w = warps[me->warp];
+      std::lock_guard<std::mutex> held(w.lock);
+      w.done |= 1u << me->lane;
+      release_warp_if_full(me->warp);
+    }
+    {
+      std::lock_guard<std::mutex> held(lock);
+      me->state = State::done;
+      --live;
+      release_barrier_if_full();
+    }
+    gate->wait();  // every thread of the block is done
   }
-  std::lock_guard<std::mutex> held(lock);
-  me->state = State::done;
-  --live;
-  release_barrier_if_full();
 }
 
-inline void run_block() {
+inline void run_blocks(const std::vector<dim3>& order) {
   unsigned n = launch.threads;
-  live = n;
-  barrier_waiting = 0;
-  std::vector<WarpState> fresh((n + 31) / 32);
-  warps.swap(fresh);
-  for (unsigned i = 0; i < n; ++i) threads[i].state = State::runnable;
+  Gate meeting(n + 1);
+  gate = &meeting;
+  blocks_to_run = order.size();
   for (unsigned i = 0; i < n; ++i) threads[i].os = std::thread(thread_main, &threads[i]);
+  for (const dim3& block : order) {
+    launch.block_idx = block;
+    poison_shared();
+    live = n;
+    barrier_waiting = 0;
+    std::vector<WarpState> fresh((n + 31) / 32);
+    warps.swap(fresh);
+    for (unsigned i = 0; i < n; ++i) threads[i].state = State::runnable;
+    meeting.wait();  // go
+    meeting.wait();  // done
+  }
   for (unsigned i = 0; i < n; ++i) threads[i].os.join();
 }
 
@@ -629,13 +667,19 @@ inline void run(void (*kernel_body)(void**), void** args, dim3 grid, dim3 block,
   }
   body = kernel_body;
   body_args = args;
+  std::vector<dim3> order;
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
-      for (unsigned x = 0; x < grid.x; ++x) {
-        launch.block_idx = dim3(x, y, z);
-        poison_shared();
-        run_block();
-      }
+      for (unsigned x = 0; x < grid.x; ++x) order.push_back(dim3(x, y, z));
+#ifdef TUTOR_THREADS
+  run_blocks(order);
+#else
+  for (const dim3& block : order) {
+    launch.block_idx = block;
+    poison_shared();
+    run_block();
+  }
+#endif
 }
 
 inline void* dynamic_shared() { return launch.dynamic.data(); }
