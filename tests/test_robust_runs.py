@@ -545,6 +545,55 @@ def test_forged_events_on_the_tutors_channel_pass_nothing(course, tmp_path):
     assert result.status == RunStatus.CRASHED and "while running test_" in result.message
 
 
+# A T3 learner file that finds the plugin's own event writer in memory (where the seal's key
+# lives) and reports a pass with it as its import runs, which is while the first test sets up,
+# then ends the process before any real result: FORGERY says how it makes the events up.
+FORGES_THROUGH_THE_PLUGIN = """
+import gc, os
+import pytest
+from tutor.run.pytest_events import EventLog
+
+FORGERY = "{forgery}"
+if FORGERY == "results-only":  # through pytest's plugin manager
+    config = next(o for o in gc.get_objects() if isinstance(o, pytest.Config))
+    log = config.pluginmanager.get_plugin("tutor-events")
+else:
+    log = next(o for o in gc.get_objects() if isinstance(o, EventLog))
+session = next(o for o in gc.get_objects() if isinstance(o, pytest.Session))
+ids = [item.nodeid for item in session.items]
+running, events = ids[0], []
+
+def passes(test_id, start=True):
+    if start:
+        events.append({{"event": "test_start", "id": test_id}})
+    events.append({{"event": "test", "id": test_id, "outcome": "passed"}})
+
+passes(running, start=False)  # the test running now, whose set-up imports this file
+if FORGERY == "invented-ids":  # 13 passed, 12 of them tests the run never collected
+    for n in range(12):
+        passes(f"{{running}}-{{n}}")
+elif FORGERY == "results-only":  # every collected test passed, none of them started
+    for test_id in ids[1:]:
+        passes(test_id, start=False)
+elif FORGERY == "too-few":  # 13 of the 15 collected
+    for test_id in ids[1:13]:
+        passes(test_id)
+elif FORGERY == "out-of-order":  # all of them, the last first
+    for test_id in [*ids[:0:-1]]:
+        passes(test_id)
+for event in events:
+    log.write(event)
+log.write({{"event": "session_end", "exitstatus": 0}})
+os._exit(0)
+
+def layer_norm(x, weight, bias, eps=1e-5):
+    raise NotImplementedError("TODO")
+
+def rms_norm(x, weight, eps=1e-6):
+    raise NotImplementedError("TODO")
+"""
+
+
 def test_a_fifo_or_a_binary_file_under_test_is_named(course, tmp_path):
     fifo = tmp_path / "kernel.py"
     os.mkfifo(fifo)
@@ -644,3 +693,25 @@ def test_the_app_is_gone_soon_after_sighup_or_sigterm_even_with_a_stuck_worker(
             os.waitpid(pid, 0)
         if how != "terminal closed":
             os.close(master)
+
+
+def test_the_app_opens_and_quits_with_a_fifo_where_its_language_is_kept(course):
+    """A FIFO at .tutor/language once left the app a blank screen that ignored `q`: reading it
+    waited for a writer for ever. `q` until the app is gone: it must go."""
+    course.state_dir.mkdir()
+    os.mkfifo(course.state_dir / "language")
+    env = dict(os.environ, TERM="xterm-256color")
+    app = [sys.executable, "-m", "tutor", "--root", str(course.root), "--cpu"]
+    pid, master = _in_a_terminal(app, env)
+    ended = False
+    try:
+        deadline = time.monotonic() + 120
+        while not ended and time.monotonic() < deadline:
+            os.write(master, b"q")  # read once the app is up; before, it waits in the terminal
+            ended = _ended_within(pid, 0.5)
+        assert ended, "the app never took its q"
+    finally:
+        if not ended:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(master)

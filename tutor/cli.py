@@ -33,6 +33,7 @@ from dataclasses import asdict
 
 from tutor import __version__
 from tutor.coach.run_hints import Coach
+from tutor.course import language
 from tutor.course import progress as p
 from tutor.course.catalogue import Catalogue, load_catalogue
 from tutor.course.paths import CourseNotFound, CoursePaths, find_root
@@ -216,7 +217,7 @@ def _main(args: argparse.Namespace) -> int:
     try:
         i18n.activate(i18n.choose(args.lang))  # before the course is found: its errors too
         paths = CoursePaths(find_root(args.root))
-        i18n.activate(i18n.choose(args.lang, paths.state_dir))
+        i18n.activate(i18n.choose(args.lang, language.remembered(paths.state_dir)))
         if args.command in (None, "check", "bench", "dev"):  # the commands that start runs
             _memory_limit_is_usable()
         if args.command is None:
