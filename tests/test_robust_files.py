@@ -349,3 +349,34 @@ def test_resets_at_once_each_keep_their_own_backup(course):
     assert sorted(str(p) for p in course.backups.iterdir()) == sorted(backups)
     assert "# the learner's work\n" in [Path(b).read_text() for b in backups]
 
+
+# ---- a terminal that cannot print UTF-8 ----
+
+C_LOCALE = {"LC_ALL": "C", "PYTHONUTF8": "0", "PYTHONCOERCECLOCALE": "0"}
+
+
+@pytest.mark.parametrize(
+    ("terminal", "args", "shown"),
+    [
+        (C_LOCALE, ("progress",), "t0    not started"),
+        (C_LOCALE, ("--lang", "zh", "list"), "[ ] t0"),
+        ({"PYTHONIOENCODING": "ascii"}, ("hint", "t3", "--lang", "zh"), "(padding-where)"),
+    ],
+    ids=["progress", "list-zh", "hint-zh"],
+)
+def test_a_terminal_that_cannot_print_utf8_gets_what_it_can(course, terminal, args, shown):
+    _failing_run_of_t3(course)
+    unset = ("LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "PYTHONIOENCODING", "PYTHONUTF8")
+    env = {k: v for k, v in os.environ.items() if k not in unset} | terminal
+    out = subprocess.run(
+        [sys.executable, "-m", "tutor", "--root", str(course.root), *args],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    errors = out.stderr.decode("ascii", "replace")
+    assert out.returncode == 0 and "Traceback" not in errors, errors
+    text = out.stdout.decode("ascii")  # nothing the terminal cannot print
+    assert shown in text, text
+    if args[0] == "progress":  # "—" (no bench yet) as the terminal can print it
+        assert next(line for line in text.splitlines() if shown in line).endswith(" -")

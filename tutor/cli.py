@@ -39,7 +39,7 @@ from tutor.course.catalogue import Catalogue, load_catalogue
 from tutor.course.paths import CourseNotFound, CoursePaths, find_root
 from tutor.course.progress import ProgressError
 from tutor.course.yamlfile import YamlFileError
-from tutor.lang import i18n
+from tutor.lang import i18n, terminal
 from tutor.lang.i18n import _
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -176,6 +176,7 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    terminal.print_what_it_can()  # before any word: argparse's own too
     parser = build_parser()
     # An author tool (`tutor dev report --out DIR`) reads its own options: argparse hands over
     # what it does not know.
