@@ -25,6 +25,7 @@ from tutor.course import diagnoses as dx
 from tutor.course.catalogue import load_catalogue
 from tutor.course.progress import ProgressStore
 from tutor.run.runner import Runner
+from tutor.run.trust import Ledger
 from tutor.states import RunStatus
 
 # A T3 learner file whose layer_norm starts two processes that would outlive a careless run
@@ -592,6 +593,110 @@ def layer_norm(x, weight, bias, eps=1e-5):
 def rms_norm(x, weight, eps=1e-6):
     raise NotImplementedError("TODO")
 """
+
+
+def _ids(*names: str) -> list[str]:
+    return [f"drills/tests/test_t9.py::{name}" for name in names]
+
+
+def _stream(*events: tuple) -> Ledger:
+    """A ledger after `events`: ("collected", ids), ("start", id), ("done", id, failed),
+    ("end", exitstatus)."""
+    ledger = Ledger()
+    for kind, *args in events:
+        {
+            "collected": ledger.collected_tests,
+            "start": ledger.test_started,
+            "done": ledger.test_finished,
+            "end": ledger.session_ended,
+        }[kind](*args)
+    return ledger
+
+
+A, B = _ids("test_a", "test_b")
+TWO_PASS = (
+    ("collected", [A, B]),
+    ("start", A),
+    ("done", A, False),
+    ("start", B),
+    ("done", B, False),
+)
+
+
+@pytest.mark.parametrize(
+    ("events", "returncode", "why"),
+    [
+        ((*TWO_PASS, ("end", 0)), 0, ""),
+        ((*TWO_PASS[:3], ("start", B), ("done", B, True), ("end", 1)), 1, ""),
+        ((*TWO_PASS, ("end", 0), ("done", B, False)), 0, "after the test session ended"),
+        ((*TWO_PASS[:2], ("collected", [A, B])), 0, "the list of collected tests came twice"),
+        ((("start", A), ("done", A, False)), 0, "test_a started, a test the run never collected"),
+        ((*TWO_PASS[:2], ("start", B)), 0, "test_b started while test_a was still running"),
+        ((*TWO_PASS[:2], ("end", 0)), 0, "the test session ended while test_a was running"),
+        ((*TWO_PASS[:3], ("start", B), ("done", B, True), ("end", 0)), 0, "but a test failed"),
+        ((*TWO_PASS, ("end", 1)), 1, "exit status 1, but no test failed"),
+        ((*TWO_PASS, ("end", 0)), 3, "ended with exit status 0, its process with 3"),
+    ],
+    ids=[
+        "all-pass",
+        "one-fails",
+        "after-the-end",
+        "collected-twice",
+        "never-collected",
+        "two-running",
+        "ended-running",
+        "exit-0-failed",
+        "exit-1-passed",
+        "exit-code",
+    ],
+)
+def test_each_rule_a_runs_events_keep_to(events, returncode, why):
+    verdict = _stream(*events).verdict(returncode)
+    assert (why in verdict) if why else verdict == "", verdict
+
+
+@pytest.mark.parametrize(
+    ("forgery", "why"),
+    [
+        ("invented-ids", "a test the run never collected"),
+        ("results-only", "which was not running"),
+        ("too-few", "13 tests reported, where 15 were collected"),
+        ("out-of-order", "started out of the collected order"),
+    ],
+)
+def test_a_pass_forged_through_the_plugins_own_writer_is_not_trusted(
+    course, tmp_path, forgery, why
+):
+    path = tmp_path / "forger.py"
+    path.write_text(FORGES_THROUGH_THE_PLUGIN.format(forgery=forgery))
+    result = Runner(load_catalogue(course), force_cpu=True).run("t3", str(path))
+    assert result.status == RunStatus.UNTRUSTED, (result.status, result.message)
+    assert why in result.message and "could not be trusted" in result.message
+    assert result.tests == [] and result.diagnoses == []
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_a_forged_pass_is_refused_and_a_real_one_passes_warm_or_cold(
+    course, tmp_path, warm, request
+):
+    pool = request.getfixturevalue("warm_pool") if warm else None
+    runner = Runner(load_catalogue(course), force_cpu=True, warm=pool)
+    forger = tmp_path / "forger.py"
+    forger.write_text(FORGES_THROUGH_THE_PLUGIN.format(forgery="invented-ids"))
+    forged = runner.run("t3", str(forger))
+    assert forged.status == RunStatus.UNTRUSTED and forged.warm is warm
+    real = runner.run("t3", "solutions")
+    assert real.status == RunStatus.PASSED and len(real.tests) == 15 and real.warm is warm
+
+
+def test_a_forged_pass_of_the_learners_file_is_said_and_not_recorded(course):
+    mine = course.mine("t3_layernorm.py")
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text(FORGES_THROUGH_THE_PLUGIN.format(forgery="invented-ids"))
+    out = tutor(course, "check", "t3", "--cpu")
+    assert out.returncode == 1 and "Traceback" not in out.stdout + out.stderr
+    assert "could not be trusted" in out.stdout and "Nothing was recorded" in out.stdout
+    assert "t3" not in ProgressStore(course.progress_file).drills
 
 
 def test_a_fifo_or_a_binary_file_under_test_is_named(course, tmp_path):
