@@ -13,7 +13,7 @@ from tutor.lang import i18n
 
 def test_the_choice_goes_lang_then_env_then_remembered_then_locale(tmp_path):
     def chosen(explicit, env):
-        return i18n.choose(explicit, language.remembered(tmp_path), env=env)
+        return i18n.choose(explicit, remembered=language.remembered(tmp_path), env=env)
 
     assert chosen(None, env={}) == "en"
     assert chosen(None, env={"LANG": "zh_CN.UTF-8"}) == "zh"

@@ -218,7 +218,7 @@ def _main(args: argparse.Namespace) -> int:
     try:
         i18n.activate(i18n.choose(args.lang))  # before the course is found: its errors too
         paths = CoursePaths(find_root(args.root))
-        i18n.activate(i18n.choose(args.lang, language.remembered(paths.state_dir)))
+        i18n.activate(i18n.choose(args.lang, remembered=language.remembered(paths.state_dir)))
         if args.command in (None, "check", "bench", "dev"):  # the commands that start runs
             _memory_limit_is_usable()
         if args.command is None:

@@ -55,6 +55,7 @@ def from_locale(env: Mapping[str, str]) -> str:
 
 def choose(
     explicit: str | None = None,
+    *,
     remembered: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> str:
