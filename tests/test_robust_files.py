@@ -255,6 +255,19 @@ def test_a_course_file_that_is_not_utf8_is_one_line_naming_its_line(
         assert tutor(course, "progress").returncode == 0
 
 
+def test_a_solution_that_is_not_utf8_is_one_line_naming_its_line(course):
+    from tutor.coach.run_hints import Coach
+    from tutor.course.progress import ProgressStore
+    from tutor.run.results import RunResult
+    from tutor.states import RunStatus
+
+    passed = RunResult("t1", "mine", RunStatus.PASSED)
+    Coach(load_catalogue(course), ProgressStore(course.progress_file)).record_run(passed)
+    line = _saved_as(course.solution("t1_gelu.py"), "gbk", "# 参考解\n")
+    out = tutor(course, "solution", "t1")
+    _one_line_refusal(out, f"t1_gelu.py:{line}: not UTF-8 (it reads as GBK)")
+
+
 def test_a_translation_that_is_not_utf8_gives_the_english_with_a_note(course):
     _failing_run_of_t3(course)
     english = tutor(course, "hint", "t3", "--lang", "en").stdout

@@ -413,7 +413,9 @@ def cmd_solution(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         rule = solution_rule(f"`tutor hint {drill.id}`")
         print(_("The solution to {drill} {rule}").format(drill=drill.id, rule=rule))
         return EXIT_FAILED
-    print(catalogue.paths.solution(drill.file).read_text(encoding="utf-8"))
+    from tutor.course.yamlfile import read_text
+
+    print(read_text(catalogue.paths.solution(drill.file)))  # not UTF-8: one line, exit 2
     return EXIT_OK
 
 
