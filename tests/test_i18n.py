@@ -7,28 +7,32 @@ import os
 import pytest
 from cli_helpers import tutor
 
+from tutor.course import language
 from tutor.lang import i18n
 
 
 def test_the_choice_goes_lang_then_env_then_remembered_then_locale(tmp_path):
-    assert i18n.choose(None, tmp_path, env={}) == "en"
-    assert i18n.choose(None, tmp_path, env={"LANG": "zh_CN.UTF-8"}) == "zh"
+    def chosen(explicit, env):
+        return i18n.choose(explicit, remembered=language.remembered(tmp_path), env=env)
+
+    assert chosen(None, env={}) == "en"
+    assert chosen(None, env={"LANG": "zh_CN.UTF-8"}) == "zh"
     # LC_ALL overrides LANG, as in POSIX: a C locale there is English
-    assert i18n.choose(None, tmp_path, env={"LC_ALL": "C", "LANG": "zh_CN.UTF-8"}) == "en"
-    assert i18n.choose(None, tmp_path, env={"LC_MESSAGES": "zh_TW", "LANG": "en_GB"}) == "zh"
-    i18n.remember(tmp_path, "zh")
-    assert i18n.choose(None, tmp_path, env={"LANG": "en_US.UTF-8"}) == "zh"
-    assert i18n.choose(None, tmp_path, env={"TUTOR_LANG": "en"}) == "en"
-    assert i18n.choose("EN", tmp_path, env={"TUTOR_LANG": "zh"}) == "en"
-    (tmp_path / i18n.REMEMBERED).write_text("klingon\n")  # a broken file is no choice
-    assert i18n.choose(None, tmp_path, env={}) == "en"
+    assert chosen(None, env={"LC_ALL": "C", "LANG": "zh_CN.UTF-8"}) == "en"
+    assert chosen(None, env={"LC_MESSAGES": "zh_TW", "LANG": "en_GB"}) == "zh"
+    language.remember(tmp_path, "zh")
+    assert chosen(None, env={"LANG": "en_US.UTF-8"}) == "zh"
+    assert chosen(None, env={"TUTOR_LANG": "en"}) == "en"
+    assert chosen("EN", env={"TUTOR_LANG": "zh"}) == "en"
+    (tmp_path / language.REMEMBERED).write_text("klingon\n")  # a broken file is no choice
+    assert chosen(None, env={}) == "en"
 
 
-def test_an_unknown_language_is_refused(tmp_path):
+def test_an_unknown_language_is_refused():
     with pytest.raises(i18n.LanguageError, match="'fr' is not a language"):
-        i18n.choose("fr", tmp_path, env={})
+        i18n.choose("fr", env={})
     with pytest.raises(i18n.LanguageError, match="TUTOR_LANG 'de'"):
-        i18n.choose(None, tmp_path, env={"TUTOR_LANG": "de"})
+        i18n.choose(None, env={"TUTOR_LANG": "de"})
 
 
 def test_activate_switches_the_messages_and_what_children_are_told():
@@ -62,7 +66,7 @@ def test_list_in_chinese_shows_the_chinese_titles(course):
     env = dict(os.environ, LANG="zh_CN.UTF-8", LC_ALL="", LC_MESSAGES="")
     env.pop("TUTOR_LANG", None)
     assert "Triton 基础" in tutor(course, "list", env=env).stdout
-    i18n.remember(course.state_dir, "en")
+    language.remember(course.state_dir, "en")
     assert "Triton basics" in tutor(course, "list", env=env).stdout
 
 

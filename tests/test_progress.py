@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 
 from tutor.course import progress as p
 from tutor.states import DrillStatus
@@ -56,10 +58,10 @@ def test_failed_write_keeps_the_old_file(tmp_path, monkeypatch):
     store.save()
     store.drill("t1").runs = 5
 
-    def broken_dump(*args, **kwargs):
-        raise OSError("disk full")
+    def disk_full(fd):  # the bytes are written, and the disk cannot hold them
+        raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(p.json, "dump", broken_dump)
+    monkeypatch.setattr(os, "fsync", disk_full)
     try:
         store.save()
     except OSError:

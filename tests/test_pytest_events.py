@@ -136,3 +136,17 @@ def test_a_test_s_duration_counts_its_call(events):
     """Set-up, call and tear-down together: a test that sleeps 0.3 s took at least that."""
     (slow,) = [e for e in events if e["event"] == "test" and e["id"].endswith("::test_slow_call")]
     assert slow["outcome"] == "passed" and slow["duration"] >= 0.3
+
+
+def test_the_collected_tests_come_before_the_first_starts_and_the_stream_is_trusted(events):
+    """The list the run keeps every later event to (tutor.run.trust): sent before any test
+    sets up, so before a learner's file is imported."""
+    from tutor.run.events import Fold, decode
+    from tutor.run.results import RunResult
+
+    assert [e["event"] for e in events[:2]] == ["session_start", "collected"]
+    assert events[1]["ids"] == [e["id"] for e in events if e["event"] == "test_start"]
+    fold = Fold(RunResult("sample", "mine", "failed"))
+    for event in events:
+        fold.apply(decode(json.dumps(event)))
+    assert fold.ledger.verdict(1) == ""  # pytest exited 1: some tests failed

@@ -25,6 +25,7 @@ from tutor.course import diagnoses as dx
 from tutor.course.catalogue import load_catalogue
 from tutor.course.progress import ProgressStore
 from tutor.run.runner import Runner
+from tutor.run.trust import Ledger
 from tutor.states import RunStatus
 
 # A T3 learner file whose layer_norm starts two processes that would outlive a careless run
@@ -545,6 +546,159 @@ def test_forged_events_on_the_tutors_channel_pass_nothing(course, tmp_path):
     assert result.status == RunStatus.CRASHED and "while running test_" in result.message
 
 
+# A T3 learner file that finds the plugin's own event writer in memory (where the seal's key
+# lives) and reports a pass with it as its import runs, which is while the first test sets up,
+# then ends the process before any real result: FORGERY says how it makes the events up.
+FORGES_THROUGH_THE_PLUGIN = """
+import gc, os
+import pytest
+from tutor.run.pytest_events import EventLog
+
+FORGERY = "{forgery}"
+if FORGERY == "results-only":  # through pytest's plugin manager
+    config = next(o for o in gc.get_objects() if isinstance(o, pytest.Config))
+    log = config.pluginmanager.get_plugin("tutor-events")
+else:
+    log = next(o for o in gc.get_objects() if isinstance(o, EventLog))
+session = next(o for o in gc.get_objects() if isinstance(o, pytest.Session))
+ids = [item.nodeid for item in session.items]
+running, events = ids[0], []
+
+def passes(test_id, start=True):
+    if start:
+        events.append({{"event": "test_start", "id": test_id}})
+    events.append({{"event": "test", "id": test_id, "outcome": "passed"}})
+
+passes(running, start=False)  # the test running now, whose set-up imports this file
+if FORGERY == "invented-ids":  # 13 passed, 12 of them tests the run never collected
+    for n in range(12):
+        passes(f"{{running}}-{{n}}")
+elif FORGERY == "results-only":  # every collected test passed, none of them started
+    for test_id in ids[1:]:
+        passes(test_id, start=False)
+elif FORGERY == "too-few":  # 13 of the 15 collected
+    for test_id in ids[1:13]:
+        passes(test_id)
+elif FORGERY == "out-of-order":  # all of them, the last first
+    for test_id in [*ids[:0:-1]]:
+        passes(test_id)
+for event in events:
+    log.write(event)
+log.write({{"event": "session_end", "exitstatus": 0}})
+os._exit(0)
+
+def layer_norm(x, weight, bias, eps=1e-5):
+    raise NotImplementedError("TODO")
+
+def rms_norm(x, weight, eps=1e-6):
+    raise NotImplementedError("TODO")
+"""
+
+
+def _ids(*names: str) -> list[str]:
+    return [f"drills/tests/test_t9.py::{name}" for name in names]
+
+
+def _stream(*events: tuple) -> Ledger:
+    """A ledger after `events`: ("collected", ids), ("start", id), ("done", id, failed),
+    ("end", exitstatus)."""
+    ledger = Ledger()
+    for kind, *args in events:
+        {
+            "collected": ledger.collected_tests,
+            "start": ledger.test_started,
+            "done": ledger.test_finished,
+            "end": ledger.session_ended,
+        }[kind](*args)
+    return ledger
+
+
+A, B = _ids("test_a", "test_b")
+TWO_PASS = (
+    ("collected", [A, B]),
+    ("start", A),
+    ("done", A, False),
+    ("start", B),
+    ("done", B, False),
+)
+
+
+@pytest.mark.parametrize(
+    ("events", "returncode", "why"),
+    [
+        ((*TWO_PASS, ("end", 0)), 0, ""),
+        ((*TWO_PASS[:3], ("start", B), ("done", B, True), ("end", 1)), 1, ""),
+        ((*TWO_PASS, ("end", 0), ("done", B, False)), 0, "after the test session ended"),
+        ((*TWO_PASS[:2], ("collected", [A, B])), 0, "the list of collected tests came twice"),
+        ((("start", A), ("done", A, False)), 0, "test_a started, a test the run never collected"),
+        ((*TWO_PASS[:2], ("start", B)), 0, "test_b started while test_a was still running"),
+        ((*TWO_PASS[:2], ("end", 0)), 0, "the test session ended while test_a was running"),
+        ((*TWO_PASS[:3], ("start", B), ("done", B, True), ("end", 0)), 0, "but a test failed"),
+        ((*TWO_PASS, ("end", 1)), 1, "exit status 1, but no test failed"),
+        ((*TWO_PASS, ("end", 0)), 3, "ended with exit status 0, its process with 3"),
+    ],
+    ids=[
+        "all-pass",
+        "one-fails",
+        "after-the-end",
+        "collected-twice",
+        "never-collected",
+        "two-running",
+        "ended-running",
+        "exit-0-failed",
+        "exit-1-passed",
+        "exit-code",
+    ],
+)
+def test_each_rule_a_runs_events_keep_to(events, returncode, why):
+    verdict = _stream(*events).verdict(returncode)
+    assert (why in verdict) if why else verdict == "", verdict
+
+
+@pytest.mark.parametrize(
+    ("forgery", "why"),
+    [
+        ("invented-ids", "a test the run never collected"),
+        ("results-only", "which was not running"),
+        ("too-few", "13 tests reported, where 15 were collected"),
+        ("out-of-order", "started out of the collected order"),
+    ],
+)
+def test_a_pass_forged_through_the_plugins_own_writer_is_not_trusted(
+    course, tmp_path, forgery, why
+):
+    path = tmp_path / "forger.py"
+    path.write_text(FORGES_THROUGH_THE_PLUGIN.format(forgery=forgery))
+    result = Runner(load_catalogue(course), force_cpu=True).run("t3", str(path))
+    assert result.status == RunStatus.UNTRUSTED, (result.status, result.message)
+    assert why in result.message and "could not be trusted" in result.message
+    assert result.tests == [] and result.diagnoses == []
+
+
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_a_forged_pass_is_refused_and_a_real_one_passes_warm_or_cold(
+    course, tmp_path, warm, request
+):
+    pool = request.getfixturevalue("warm_pool") if warm else None
+    runner = Runner(load_catalogue(course), force_cpu=True, warm=pool)
+    forger = tmp_path / "forger.py"
+    forger.write_text(FORGES_THROUGH_THE_PLUGIN.format(forgery="invented-ids"))
+    forged = runner.run("t3", str(forger))
+    assert forged.status == RunStatus.UNTRUSTED and forged.warm is warm
+    real = runner.run("t3", "solutions")
+    assert real.status == RunStatus.PASSED and len(real.tests) == 15 and real.warm is warm
+
+
+def test_a_forged_pass_of_the_learners_file_is_said_and_not_recorded(course):
+    mine = course.mine("t3_layernorm.py")
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text(FORGES_THROUGH_THE_PLUGIN.format(forgery="invented-ids"))
+    out = tutor(course, "check", "t3", "--cpu")
+    assert out.returncode == 1 and "Traceback" not in out.stdout + out.stderr
+    assert "could not be trusted" in out.stdout and "Nothing was recorded" in out.stdout
+    assert "t3" not in ProgressStore(course.progress_file).drills
+
+
 def test_a_fifo_or_a_binary_file_under_test_is_named(course, tmp_path):
     fifo = tmp_path / "kernel.py"
     os.mkfifo(fifo)
@@ -644,3 +798,25 @@ def test_the_app_is_gone_soon_after_sighup_or_sigterm_even_with_a_stuck_worker(
             os.waitpid(pid, 0)
         if how != "terminal closed":
             os.close(master)
+
+
+def test_the_app_opens_and_quits_with_a_fifo_where_its_language_is_kept(course):
+    """A FIFO at .tutor/language once left the app a blank screen that ignored `q`: reading it
+    waited for a writer for ever. `q` until the app is gone: it must go."""
+    course.state_dir.mkdir()
+    os.mkfifo(course.state_dir / "language")
+    env = dict(os.environ, TERM="xterm-256color")
+    app = [sys.executable, "-m", "tutor", "--root", str(course.root), "--cpu"]
+    pid, master = _in_a_terminal(app, env)
+    ended = False
+    try:
+        deadline = time.monotonic() + 120
+        while not ended and time.monotonic() < deadline:
+            os.write(master, b"q")  # read once the app is up; before, it waits in the terminal
+            ended = _ended_within(pid, 0.5)
+        assert ended, "the app never took its q"
+    finally:
+        if not ended:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(master)

@@ -34,12 +34,13 @@ from pathlib import Path
 
 from tutor import __version__
 from tutor.coach.run_hints import Coach
+from tutor.course import language
 from tutor.course import progress as p
 from tutor.course.catalogue import Catalogue, load_catalogue
 from tutor.course.paths import CourseNotFound, CoursePaths, find_root
 from tutor.course.progress import ProgressError
 from tutor.course.yamlfile import YamlFileError
-from tutor.lang import i18n
+from tutor.lang import i18n, terminal
 from tutor.lang.i18n import _
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -179,6 +180,7 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    terminal.print_what_it_can()  # before any word: argparse's own too
     parser = build_parser()
     # An author tool (`tutor dev report --out DIR`) reads its own options: argparse hands over
     # what it does not know.
@@ -220,7 +222,7 @@ def _main(args: argparse.Namespace) -> int:
     try:
         i18n.activate(i18n.choose(args.lang))  # before the course is found: its errors too
         paths = CoursePaths(find_root(args.root))
-        i18n.activate(i18n.choose(args.lang, paths.state_dir))
+        i18n.activate(i18n.choose(args.lang, remembered=language.remembered(paths.state_dir)))
         if args.command in (None, "check", "bench", "dev"):  # the commands that start runs
             _memory_limit_is_usable()
         if args.command is None:
@@ -416,7 +418,9 @@ def cmd_solution(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         rule = solution_rule(f"`tutor hint {drill.id}`")
         print(_("The solution to {drill} {rule}").format(drill=drill.id, rule=rule))
         return EXIT_FAILED
-    print(catalogue.paths.solution(drill.file).read_text(encoding="utf-8"))
+    from tutor.course.yamlfile import read_text
+
+    print(read_text(catalogue.paths.solution(drill.file)))  # not UTF-8: one line, exit 2
     return EXIT_OK
 
 

@@ -27,6 +27,7 @@ class RunStatus(_Word):
     COLLECTION_ERROR = "collection-error"  # the test file itself could not be collected
     SETUP_ERROR = "setup-error"  # no drill test file, pytest missing, a bad option
     CANCELLED = "cancelled"  # a newer run replaced it
+    UNTRUSTED = "untrusted"  # its events were not its tests' own (tutor.run.trust): not recorded
 
 
 class Outcome(_Word):
@@ -93,6 +94,7 @@ _LABELS = {
     RunStatus.COLLECTION_ERROR: "the tests could not be collected",
     RunStatus.SETUP_ERROR: "could not run",
     RunStatus.CANCELLED: "stopped",
+    RunStatus.UNTRUSTED: "could not be trusted",
     Outcome.SKIPPED: "skipped",
     Outcome.RUNNING: "running",
     DrillStatus.NOT_STARTED: "not started",

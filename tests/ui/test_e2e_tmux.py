@@ -21,9 +21,10 @@ import pytest
 from cli_helpers import padding_where_mutant
 from translated import translate_drill
 
+from tutor.course import language
 from tutor.course.catalogue import load_catalogue
 from tutor.course.paths import CoursePaths
-from tutor.lang import cells, i18n
+from tutor.lang import cells
 
 TITLE = "Padded lanes enter the variance"  # hints/t3.yaml, diagnosis padding-where
 RUN_LIMIT = 120  # seconds for a CPU run of the T3 tests on a busy machine
@@ -307,4 +308,4 @@ def test_in_chinese_at_80x24_the_mistake_and_keys_read_and_l_switches(start_app,
     terminal.wait_for(TITLE, timeout=10)
     terminal.keys("q")
     terminal.wait_for("EXITED 0", timeout=30)
-    assert i18n.remembered(course.state_dir) == "en"
+    assert language.remembered(course.state_dir) == "en"

@@ -8,6 +8,7 @@ from tui_fakes import failing
 from tui_helpers import SIZE, drill_screen, settle, wait_until
 from tui_snapshot import assert_snapshot, region_text, screen_text
 
+from tutor.course import language
 from tutor.lang import cells, i18n
 from tutor.ui.messages import RunFinished
 from tutor.ui.widgets.drill_list import DrillList
@@ -81,7 +82,7 @@ async def test_l_switches_the_language_at_once_and_remembers_it(
             assert "失败" in region_text(app, screen.query_one("#run"))
             assert "监视：关" in region_text(app, screen.query_one(StatusBar))
             assert "q 退出" in text.splitlines()[-1]
-            assert i18n.remembered(small_course.state_dir) == "zh"
+            assert language.remembered(small_course.state_dir) == "zh"
             await pilot.press("question_mark")
             await settle(pilot)
             assert "切换语言" in screen_text(app) and "练习列表中的标记" in screen_text(app)
@@ -90,7 +91,7 @@ async def test_l_switches_the_language_at_once_and_remembers_it(
             text = screen_text(app)
             assert "1 Lesson" in text and "Vector add" in text and "1 讲解" not in text
             assert screen.query_one(DrillList).catalogue.drill("a1").title == "Vector add"
-            assert i18n.remembered(small_course.state_dir) == "en"
+            assert language.remembered(small_course.state_dir) == "en"
     finally:
         i18n.activate("en")
 
@@ -120,3 +121,43 @@ async def test_a_stale_lesson_shows_the_english_with_the_note(chinese, make_app,
         shown = region_text(app, drill_screen(app).query_one("#lesson"))
         assert "drills/content/a1.zh.md" in shown and "One more line." in shown
         assert "两个向量相加" not in shown
+
+
+def _in_gbk(path) -> None:
+    path.write_bytes(path.read_text(encoding="utf-8").encode("gbk"))
+
+
+async def test_translations_saved_in_gbk_show_the_english_with_a_note(
+    chinese, make_app, runner, recorder, small_course
+):
+    """As a translator's editor on Windows may save them: the app names the file and says it
+    is not UTF-8, and shows the English, instead of dying on the bytes."""
+    _in_gbk(small_course.lesson("a1").with_name("a1.zh.md"))
+    _in_gbk(small_course.hints("a1").with_name("a1.zh.yaml"))
+    runner.script("a1", failing())
+    app = make_app()
+    async with app.run_test(size=(140, 42), message_hook=recorder) as pilot:
+        await settle(pilot)
+        screen = drill_screen(app)
+        lesson = region_text(app, screen.query_one("#lesson"))
+        assert "drills/content/a1.zh.md" in lesson and "UTF-8" in lesson and "GBK" in lesson
+        assert "Add two vectors" in lesson
+        await pilot.press("r")
+        await wait_until(pilot, lambda: recorder.of(RunFinished), "the run")
+        await settle(pilot)
+        hint = region_text(app, screen.query_one("#hint"))
+        assert "hints/a1.zh.yaml" in hint and "GBK" in hint
+        assert "The tail block reads past the end" in screen_text(app)
+
+
+async def test_an_english_lesson_saved_in_gbk_is_named_in_its_place(make_app, small_course):
+    lesson = small_course.lesson("a1")
+    lesson.write_text(lesson.read_text() + "\n中文的一行。\n", encoding="gbk")
+    app = make_app()
+    async with app.run_test(size=(140, 42)) as pilot:
+        await settle(pilot)
+        shown = region_text(app, drill_screen(app).query_one("#lesson"))
+        assert "a1.md" in shown and "not UTF-8 (it reads as GBK)" in shown
+        await pilot.press("down")  # the app goes on: the next drill's lesson
+        await settle(pilot)
+        assert "a1.md" not in region_text(app, drill_screen(app).query_one("#lesson"))

@@ -47,6 +47,7 @@ from tutor.bench.timing import (
     l2_bytes,
     median_ms,
 )
+from tutor.course.files import read_regular
 from tutor.lang import i18n
 from tutor.states import BenchStatus
 
@@ -660,7 +661,7 @@ def _fmt(value: float | None, digits: int = 0) -> str:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_regular(path))  # a FIFO there is no cache, never a hang
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from tutor.course.files import read_regular
+
 LOCK_ENV = "TUTOR_GPU_LOCK"
 LOCK_FILE = "gpu-timing.lock"  # in the course's state folder
 HOLDS_ENV = "TUTOR_GPU_LOCK_HOLDS"
@@ -95,7 +97,7 @@ def _note_hold(hold: Hold) -> None:
 def read_holds(path: Path) -> list[Hold]:
     """The holds noted in `path` (none if it is missing); a torn or foreign line is skipped."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_regular(path).decode("utf-8", errors="replace")
     except OSError:
         return []
     found = []

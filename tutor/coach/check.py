@@ -26,6 +26,8 @@ TestLister = Callable[[str, str], "list[str] | None"]
 
 # Runs whose missing tests are named: the rest either ran every test or none of them.
 CUT_SHORT = (RunStatus.TIMEOUT, RunStatus.CRASHED)
+# Runs that say nothing about the learner's file: they are not recorded in the progress.
+NOT_RECORDED = (RunStatus.SETUP_ERROR, RunStatus.UNTRUSTED)
 
 
 class DrillRunner(Protocol):
@@ -115,10 +117,11 @@ def run_tests(
 
 
 def record(coach: Coach, checked: CheckedRun) -> CheckedRun:
-    """Count a run of the learner's own file (one that started) and fit its hint; for any
-    other file, show the first stage of its diagnosis and remember nothing."""
+    """Count a run of the learner's own file (one that started, and whose results could be
+    trusted) and fit its hint; for any other file, show the first stage of its diagnosis and
+    remember nothing."""
     result, hint, recorded, not_saved = checked.result, None, False, None
-    if checked.impl == "mine" and result.status != RunStatus.SETUP_ERROR:
+    if checked.impl == "mine" and result.status not in NOT_RECORDED:
         try:
             hint, recorded = coach.record_run(result), True
         except OSError as exc:  # a full disk: the verdict is still worth showing

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -169,8 +169,14 @@ class HintBook:
                 continue
             translation = translations.judge(source, lang)
             if translation.fresh:
-                self.ladders.update(drill_ladders(hints_dir, name, lang))
-            elif not self.note:
+                try:
+                    self.ladders.update(drill_ladders(hints_dir, name, lang))
+                    continue
+                except YamlFileError as exc:  # a ladder of the wrong shape: the English, said
+                    translation = replace(
+                        translation, state=translations.Freshness.BROKEN, problem=str(exc)
+                    )
+            if not self.note:
                 self.note = translations.note(translation, hints_dir.parent, "hints")
         self.ladders = {d: _with_names(ladder) for d, ladder in self.ladders.items()}
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,6 +37,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from tutor.course.files import UnfitFile, open_lock, read_regular, write_atomic
 from tutor.course.paths import refuse_links
 from tutor.lang.i18n import _
 from tutor.states import DrillStatus
@@ -101,14 +101,16 @@ class ProgressStore:
         """Read the file again (another process, e.g. the CLI beside the app, may have written)."""
         self.drills = {}
         self._read_as = self._identity()  # before reading: a write after it is seen next time
-        if not self.path.exists():
-            return
-        if not self.path.is_file():  # a folder, or a FIFO that would block the read for ever
-            raise ProgressError(
-                _("{path} cannot be read (not a regular file): remove it").format(path=self.path)
-            )
         try:
-            text = self.path.read_text(encoding="utf-8")
+            text = read_regular(self.path).decode("utf-8")
+        except FileNotFoundError:
+            return
+        except UnfitFile as exc:  # a folder, a FIFO, /dev/zero: reading it would never end
+            raise ProgressError(
+                _("{path} cannot be read ({why}): remove it").format(
+                    path=self.path, why=exc.strerror
+                )
+            ) from exc
         except (OSError, UnicodeDecodeError) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
             raise ProgressError(
@@ -133,14 +135,14 @@ class ProgressStore:
     def update(self) -> Iterator[ProgressStore]:
         """Read, change and write the file under a lock: `with store.update(): ...`."""
         self._writable(self.path).parent.mkdir(parents=True, exist_ok=True)
-        with open(self._writable(self.path.with_name("progress.lock")), "a") as lock:
+        lock = open_lock(self._writable(self.path.with_name("progress.lock")))
+        try:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                self.reload()
-                yield self
-                self.save()
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+            self.reload()
+            yield self
+            self.save()
+        finally:
+            os.close(lock)  # which lets the lock go
 
     def _writable(self, path: Path) -> Path:
         """`path`, unless a link is on the way to it from the course folder (LinkRefused)."""
@@ -153,16 +155,10 @@ class ProgressStore:
         """Write to a temporary file in the same folder, then rename it over the old one."""
         self._writable(self.path).parent.mkdir(parents=True, exist_ok=True)
         data = {"schema": SCHEMA, "drills": {k: asdict(v) for k, v in sorted(self.drills.items())}}
-        fd, tmp = tempfile.mkstemp(prefix=".progress-", dir=self.path.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump(data, out, indent=2)
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, self.path)
+            write_atomic(self.path, json.dumps(data, indent=2).encode("utf-8"))
             self._read_as = self._identity()
         except OSError as exc:  # a full disk, a quota, a read-only folder
-            Path(tmp).unlink(missing_ok=True)
             raise OSError(
                 exc.errno,
                 _("progress not saved ({why}); the file keeps what it had").format(
@@ -170,9 +166,6 @@ class ProgressStore:
                 ),
                 str(self.path),
             ) from exc
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
 
 
 class ProgressError(Exception):

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tutor.course.yamlfile import YamlFileError, load_yaml
+from tutor.course.yamlfile import YamlFileError, load_yaml, read_text
 from tutor.lang.i18n import ENGLISH, _
 
 _FRONT_MATTER = re.compile(r"---\nsource_sha256: *([0-9a-f]{64}) *\n---\n")
@@ -36,7 +36,7 @@ class Freshness(str, enum.Enum):
     FRESH = "fresh"
     STALE = "stale"  # the English changed since it was translated
     MISSING = "missing"
-    BROKEN = "broken"  # no readable sha256 of its source: see `problem`
+    BROKEN = "broken"  # unreadable, or no sha256 of its source: see `problem`
 
 
 @dataclass(frozen=True)
@@ -71,10 +71,7 @@ def lesson_body(text: str) -> tuple[str | None, str]:
 def _recorded(path: Path) -> str:
     """The sha256 `path` records, or a YamlFileError saying where it should be."""
     if path.suffix == ".md":
-        try:
-            recorded, _body = lesson_body(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise YamlFileError(path, f"cannot read: {exc}") from exc
+        recorded, _body = lesson_body(read_text(path))
         if recorded is None:
             raise YamlFileError(
                 path,
@@ -126,11 +123,15 @@ def note(translation: Translation, root: Path, what: str) -> str:
                 "translated from it."
             ),
         }[what]
-    else:
+    else:  # BROKEN: what is wrong with it, where (a YAML error, a file that is not UTF-8)
+        problem = translation.problem
+        if problem.startswith(str(translation.path)):
+            problem = shown["translation"] + problem[len(str(translation.path)) :]
         text = {
-            "lesson": _("This lesson is in English: {translation} records no source sha256."),
-            "hints": _("These hints are in English: {translation} records no source sha256."),
+            "lesson": _("This lesson is in English: {problem}"),
+            "hints": _("These hints are in English: {problem}"),
         }[what]
+        return text.format(problem=problem)
     return text.format(**shown)
 
 
@@ -140,10 +141,11 @@ def _relative(path: Path, root: Path) -> str:
 
 def lesson_text(source: Path, lang: str, root: Path) -> tuple[str, str]:
     """The lesson to show in `lang`, and the note to put above it ("" when none is needed).
-    A missing English lesson is the caller's to report."""
+    An English lesson that cannot be read is a YamlFileError (a missing one is the caller's
+    to report); a translation that cannot be is a note, and the English."""
     if lang == ENGLISH:
-        return source.read_text(encoding="utf-8"), ""
+        return read_text(source), ""
     translation = judge(source, lang)
     if translation.fresh:
-        return lesson_body(translation.path.read_text(encoding="utf-8"))[1], ""
-    return source.read_text(encoding="utf-8"), note(translation, root, "lesson")
+        return lesson_body(read_text(translation.path))[1], ""
+    return read_text(source), note(translation, root, "lesson")

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from tutor.course.catalogue import Catalogue, Drill
+from tutor.course.files import create_new
 from tutor.course.paths import LinkRefused, refuse_links
 from tutor.lang.i18n import _
 
@@ -54,14 +55,12 @@ def backup(catalogue: Catalogue, drill: Drill) -> Path | None:
     folder = catalogue.paths.backups
     check_writable(folder, catalogue.paths.root)
     folder.mkdir(parents=True, exist_ok=True)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    target = folder / f"{drill.file}.{stamp}"
-    n = 1
-    while target.exists():
-        n += 1
-        target = folder / f"{drill.file}.{stamp}-{n}"
+    # The name is claimed by creating the file (resets at once never share a backup).
+    fd, target = create_new(folder / f"{drill.file}.{time.strftime('%Y%m%d-%H%M%S')}")
     try:
-        shutil.copy2(mine, target)
+        with os.fdopen(fd, "wb") as out, mine.open("rb") as data:
+            shutil.copyfileobj(data, out)
+        shutil.copystat(mine, target)
     except BaseException:  # a full disk: no half backup left behind, the learner's file untouched
         target.unlink(missing_ok=True)
         raise

@@ -5,13 +5,13 @@ English is the source; Chinese (`zh`) sits beside it. The language is, in this o
 1. `--lang zh|en` on the command line (`choose(explicit=...)`);
 2. `$TUTOR_LANG`;
 3. the choice remembered in `.tutor/language` (the app writes it when the learner switches;
-   the CLI reads it too, so `tutor hint` speaks as the app does);
+   the CLI reads it too, so `tutor hint` speaks as the app does: tutor.course.language);
 4. the locale: the first of `$LC_ALL`, `$LC_MESSAGES`, `$LANG` that is set, when it starts with
    `zh` (`zh_CN.UTF-8`);
 5. English.
 
 An unknown `--lang` or `$TUTOR_LANG` is a `LanguageError` (one line, exit 2); an unreadable
-remembered choice is ignored. The messages come from `tutor/lang/locale/<lang>/LC_MESSAGES/tutor.mo`
+remembered choice is none. The messages come from `tutor/lang/locale/<lang>/LC_MESSAGES/tutor.mo`
 (compiled from the `.po` beside it by `tutor dev po`); English needs no catalogue.
 A run's child process is told the language through `child_env()`, so the sentences written
 there (where the output is wrong, the failure messages) come out in it.
@@ -29,7 +29,6 @@ LANGUAGES = (ENGLISH, CHINESE)
 NAMES = {ENGLISH: "English", CHINESE: "中文"}  # each in its own language, for the switch
 ENV = "TUTOR_LANG"
 LOCALE_VARIABLES = ("LC_ALL", "LC_MESSAGES", "LANG")
-REMEMBERED = "language"  # the file under .tutor/ that keeps the app's choice
 DOMAIN = "tutor"
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 
@@ -45,21 +44,6 @@ def _known(value: str, where: str) -> str:
     return lang
 
 
-def remembered(state_dir: Path) -> str | None:
-    """The language the app remembered in `state_dir`, or None (none, or not readable)."""
-    try:
-        value = (state_dir / REMEMBERED).read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return value if value in LANGUAGES else None
-
-
-def remember(state_dir: Path, lang: str) -> None:
-    """Keep `lang` in `state_dir` for the next start (the caller checks for links first)."""
-    state_dir.mkdir(parents=True, exist_ok=True)
-    (state_dir / REMEMBERED).write_text(_known(lang, "language") + "\n", encoding="utf-8")
-
-
 def from_locale(env: Mapping[str, str]) -> str:
     """`zh` when the locale in `env` is Chinese, else English."""
     for name in LOCALE_VARIABLES:
@@ -71,19 +55,19 @@ def from_locale(env: Mapping[str, str]) -> str:
 
 def choose(
     explicit: str | None = None,
-    state_dir: Path | None = None,
+    *,
+    remembered: str | None = None,
     env: Mapping[str, str] | None = None,
 ) -> str:
-    """The language to speak (see the module's docstring for the order)."""
+    """The language to speak (see the module's docstring for the order); `remembered` is the
+    choice kept in the course's state folder (tutor.course.language.remembered), if any."""
     env = os.environ if env is None else env
     if explicit:
         return _known(explicit, "--lang")
     if env.get(ENV, "").strip():
         return _known(env[ENV], ENV)
-    if state_dir is not None:
-        kept = remembered(state_dir)
-        if kept:
-            return kept
+    if remembered:
+        return remembered
     return from_locale(env)
 
 

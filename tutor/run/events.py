@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from tutor.run.results import RunResult, TestResult
+from tutor.run.trust import Ledger
 from tutor.states import Outcome
 
 
@@ -43,6 +44,26 @@ class SessionStarted:
         return cls(
             _text(raw, "backend"), _text(raw, "device_name"), raw.get("torch"), raw.get("triton")
         )
+
+
+@dataclass(frozen=True)
+class Collected:
+    """The ids of the tests collected, in the order they will run; sent once, before the first
+    test starts (and so before the learner's file is imported: tutor.run.trust)."""
+
+    EVENT: ClassVar[str] = "collected"
+
+    ids: tuple[str, ...]
+
+    def to_event(self) -> dict[str, Any]:
+        return {"event": self.EVENT, "ids": list(self.ids)}
+
+    @classmethod
+    def from_event(cls, raw: dict[str, Any]) -> Collected | None:
+        ids = raw.get("ids")
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            return None
+        return cls(tuple(ids))
 
 
 @dataclass(frozen=True)
@@ -122,10 +143,26 @@ class BatchFile:
         return cls(_text(raw, "impl")) if raw.get("impl") else None
 
 
-Event = SessionStarted | TestStarted | TestFinished | CollectFailed | SessionEnded | BatchFile
+Event = (
+    SessionStarted
+    | Collected
+    | TestStarted
+    | TestFinished
+    | CollectFailed
+    | SessionEnded
+    | BatchFile
+)
 _BY_KIND = {
     kind.EVENT: kind
-    for kind in (SessionStarted, TestStarted, TestFinished, CollectFailed, SessionEnded, BatchFile)
+    for kind in (
+        SessionStarted,
+        Collected,
+        TestStarted,
+        TestFinished,
+        CollectFailed,
+        SessionEnded,
+        BatchFile,
+    )
 }
 
 
@@ -149,6 +186,7 @@ class Fold:
     running: str | None = None  # the id of the test started and not yet finished
     collect_errors: list[str] = field(default_factory=list)
     exitstatus: int | None = None  # pytest's, once the session ended
+    ledger: Ledger = field(default_factory=Ledger)  # whether the events keep to the tests
 
     @property
     def session_ended(self) -> bool:
@@ -158,15 +196,20 @@ class Fold:
         result = self.result
         if isinstance(event, SessionStarted):
             result.backend, result.device_name = event.backend, event.device_name
+        elif isinstance(event, Collected):
+            self.ledger.collected_tests(list(event.ids))
         elif isinstance(event, TestStarted):
+            self.ledger.test_started(event.id)
             self.running = event.id
         elif isinstance(event, TestFinished):
+            self.ledger.test_finished(event.result.id, event.result.failed)
             self.running = None
             result.tests = [t for t in result.tests if t.id != event.result.id]
             result.tests.append(event.result)
         elif isinstance(event, CollectFailed):
             self.collect_errors.append(event.message)
         elif isinstance(event, SessionEnded):
+            self.ledger.session_ended(event.exitstatus)
             self.exitstatus = event.exitstatus
 
     def rows(self) -> list[TestResult]:

@@ -5,6 +5,7 @@
 
 Events (each a JSON object on its own line, flushed at once):
   {"event": "session_start", "backend": ..., "device_name": ..., "torch": ..., "triton": ...}
+  {"event": "collected", "ids": [...]}   (the tests to run, in order, before the first starts)
   {"event": "test_start", "id": ...}
   {"event": "test", "id", "outcome", "diagnosis", "message", "details", "line", "duration",
    "where", "error_map", "facts"}   (where: one sentence; error_map: text lines; facts: the
@@ -28,7 +29,13 @@ from typing import IO, Any
 import pytest
 
 from tutor.course import diagnoses as dx
-from tutor.run.events import CollectFailed, SessionEnded, SessionStarted, TestStarted
+from tutor.run.events import (
+    Collected,
+    CollectFailed,
+    SessionEnded,
+    SessionStarted,
+    TestStarted,
+)
 from tutor.run.results import TestResult, plain_facts
 from tutor.run.seal import read_key, seal
 from tutor.states import Outcome
@@ -143,6 +150,10 @@ class EventLog:
                 facts.get("triton"),
             ).to_event()
         )
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # Before any test sets up, so before the learner's file is imported (tutor.run.trust).
+        self.write(Collected(tuple(item.nodeid for item in session.items)).to_event())
 
     def pytest_runtest_logstart(self, nodeid: str, location: tuple) -> None:
         self.write(TestStarted(nodeid).to_event())

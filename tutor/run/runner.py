@@ -23,6 +23,7 @@ from collections.abc import Callable
 from tutor.course import diagnoses as dx
 from tutor.course.catalogue import Catalogue
 from tutor.lang import i18n
+from tutor.lang.i18n import _
 from tutor.run import agreement
 from tutor.run import results as r
 from tutor.run.events import BatchFile, Event, Fold, decode
@@ -315,6 +316,9 @@ class _Collector:
         hung = fold.running.split("::")[-1] if fold.running else None
         if ended.how == CANCELLED:
             result.status, result.message = RunStatus.CANCELLED, "replaced by a newer run"
+        elif fold.ledger.broken:  # whatever else it did, what it reported is not to be shown
+            distrust(result, fold.ledger.broken)
+            return
         elif ended.how == TIMED_OUT and ended.timed == "start-up":
             result.status = RunStatus.TIMEOUT
             result.message = (
@@ -368,7 +372,10 @@ class _Collector:
 def settle(fold: Fold, returncode: int) -> None:
     """The status and diagnoses of a session that ran to its end with pytest's `returncode`."""
     result = fold.result
-    if fold.collect_errors:
+    untrusted = fold.ledger.verdict(returncode)
+    if untrusted:
+        distrust(result, untrusted)
+    elif fold.collect_errors:
         result.status = RunStatus.COLLECTION_ERROR
         result.message = "the drill's test file could not be collected:\n" + fold.collect_errors[0]
     elif returncode == 0 and result.tests:
@@ -380,6 +387,17 @@ def settle(fold: Fold, returncode: int) -> None:
         result.message = f"pytest exited with code {returncode} and ran no test"
     agreement.withdraw_unborne_claims(result.tests)
     result.diagnoses = dx.most_specific_first(_failed_tests_diagnoses(result))
+
+
+def distrust(result: r.RunResult, why: str) -> None:
+    """Make `result` a run that could not be trusted: none of the results it reported, and
+    `why` (tutor.run.trust) in its message."""
+    result.status = RunStatus.UNTRUSTED
+    result.tests, result.diagnoses = [], []
+    result.message = _(
+        "the test results could not be trusted ({why}): results must come from the drill's "
+        "tests as they run, not from code that writes them itself. Nothing was recorded."
+    ).format(why=why)
 
 
 def _failed_tests_diagnoses(result: r.RunResult) -> list[str]:

@@ -9,8 +9,10 @@ through a pipe of its own, never through the command line or the environment (bo
 /proc). The plugin reads the key and closes that pipe as its session starts, before any test
 module or learner file is imported; from then on the key lives only in the plugin's memory. The
 tutor drops every line whose seal does not match. What this does not stop: code that digs the
-key out of the plugin's memory or patches the tests themselves, which nothing inside the same
-process can stop; what it stops is writing to the channel.
+key (or the plugin's writer) out of the plugin's memory, or patches the tests themselves, which
+nothing inside the same process can stop; what it stops is writing to the channel. Lines
+written through the plugin's writer must still keep to the tests it collected before any
+learner code ran (tutor.run.trust), or the run is not trusted.
 
 A sealed line is the HMAC-SHA256 of the JSON under the key (64 hex digits), a space, the JSON.
 """

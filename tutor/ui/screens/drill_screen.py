@@ -29,7 +29,7 @@ from tutor.coach import check
 from tutor.coach.perf_hints import PerfCoach
 from tutor.coach.report import format_perf_hint, solution_rule
 from tutor.coach.run_hints import HintView
-from tutor.course import lessons, workspace
+from tutor.course import language, lessons, workspace
 from tutor.course.catalogue import Drill, load_catalogue
 from tutor.course.hints import stage_markdown
 from tutor.course.progress import ProgressError
@@ -285,11 +285,13 @@ class DrillScreen(Screen[None]):
     def _lesson(self, drill: Drill) -> str:
         paths = self.services.catalogue.paths
         path = paths.lesson(drill.id)
-        try:
-            text, note = lesson_text(path, i18n.current(), paths.root)
-        except OSError:
+        if not path.exists():
             missing = _("This drill has no lesson yet ({path}).").format(path=self._shown(path))
             return f"# {drill.title}\n\n{missing}"
+        try:
+            text, note = lesson_text(path, i18n.current(), paths.root)
+        except YamlFileError as exc:  # not UTF-8, a FIFO: said where the lesson would be
+            return f"# {drill.title}\n\n{exc}"
         shown = lessons.render(
             text, answers=self.answers_shown, how_to_show=_("press a to show it")
         )
@@ -701,7 +703,7 @@ class DrillScreen(Screen[None]):
         if hasattr(self.app, "services"):
             self.app.services = self.services
         try:
-            i18n.remember(paths.writable(paths.state_dir / i18n.REMEMBERED).parent, lang)
+            language.remember(paths.writable(paths.state_dir / language.REMEMBERED).parent, lang)
         except OSError as exc:
             self._say(
                 _("The language is not remembered for the next start: {why}").format(why=exc),

@@ -99,6 +99,7 @@ def summary(
         RunStatus.COLLECTION_ERROR: N_("The tests could not start"),
         RunStatus.CANCELLED: N_("Stopped"),
         RunStatus.SETUP_ERROR: N_("Could not run the tests"),
+        RunStatus.UNTRUSTED: N_("Not counted: the results could not be trusted"),
     }.get(result.status, result.status)
     return _(heading), "-broken"
 
