@@ -265,7 +265,7 @@ def test_a_file_under_test_that_is_not_python_is_named(course, tmp_path):
     text = tmp_path / "kernel.txt"
     text.write_text("def gelu_tanh(x): ...\n")
     out = tutor(course, "check", "t1", "--impl", str(text), "--cpu")
-    assert out.returncode == 2 and "is not a Python file" in out.stderr
+    assert out.returncode == 2 and "is not a .py file" in out.stderr
 
 
 def test_sys_exit_at_import_is_named(course, tmp_path):

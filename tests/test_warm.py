@@ -138,8 +138,11 @@ def test_drill_runs_are_forked_and_use_the_course_kernel_cache(course, pool, tmp
 
 
 def test_a_cache_folder_that_is_a_link_is_not_used(course, tmp_path):
+    """Never written through: each cache is left out where a link stands in its place."""
     course.state_dir.mkdir(parents=True, exist_ok=True)
     course.triton_cache.symlink_to(tmp_path, target_is_directory=True)
+    assert course.kernel_cache_env() == {"TUTOR_CUDA_CACHE": str(course.cuda_cache)}
+    course.cuda_cache.symlink_to(tmp_path, target_is_directory=True)
     assert course.kernel_cache_env() == {}
 
 
