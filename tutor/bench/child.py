@@ -110,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
+    shared = _shared_gpu()  # before this process holds the GPU itself
+    if shared:
+        log(shared)
+        report["notes"].append(shared)
     import torch
 
     if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
@@ -149,6 +153,34 @@ def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
             paths.bench_recipe(drill.id),
             with_compile=not args.no_compile,
         )
+
+
+def _shared_gpu() -> str:
+    """What other processes hold the GPU, said before any timing ("" when none): their kernels
+    share its time with the ones timed here. The tutor's own (its warm process's spare run,
+    which starts CUDA ahead of a request, and the runs it supervises) are not counted."""
+    from tutor.run.gpu import gpu_processes
+
+    others = [process for process in gpu_processes() if not _tutors(process.pid)]
+    if not others:
+        return ""
+    held = sum(process.used_bytes for process in others) / 2**30
+    pids = ", ".join(str(process.pid) for process in others if process.pid) or "in other containers"
+    return (
+        f"the GPU is shared: {len(others)} other process(es) ({pids}) hold {held:.1f} GiB on it; "
+        "the times below are slower, and vary, while they run"
+    )
+
+
+def _tutors(pid: int) -> bool:
+    """Whether `pid` is a process of the tutor's: a warm process (or its spare) or a run."""
+    import psutil
+
+    try:
+        process = psutil.Process(pid)
+        return "tutor.run.zygote" in process.cmdline() or "TUTOR_RUN_ID" in process.environ()
+    except (psutil.Error, OSError):
+        return False  # another user's, or another container's (pid 0): not the tutor's
 
 
 def _device_info(language: Any) -> dict[str, Any]:

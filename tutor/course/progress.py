@@ -27,7 +27,6 @@ these writes goes through a symbolic link (`.tutor` itself, or the files in it):
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import tempfile
@@ -134,13 +133,10 @@ class ProgressStore:
         """Read, change and write the file under a lock: `with store.update(): ...`."""
         self._writable(self.path).parent.mkdir(parents=True, exist_ok=True)
         with open(self._writable(self.path.with_name("progress.lock")), "a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
+            with _locked(lock):
                 self.reload()
                 yield self
                 self.save()
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
 
     def _writable(self, path: Path) -> Path:
         """`path`, unless a link is on the way to it from the course folder (LinkRefused)."""
@@ -232,3 +228,25 @@ def _free_name(path: Path) -> Path:
 
 def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+@contextmanager
+def _locked(lock) -> Iterator[None]:
+    """An exclusive lock on the open file `lock` for the block: flock, and on Windows (where
+    the tutor runs its kernels on a host over ssh: tutor.remote) a lock on its first byte."""
+    try:
+        import fcntl
+    except ImportError:
+        import msvcrt  # Windows
+
+        msvcrt.locking(lock.fileno(), msvcrt.LK_LOCK, 1)  # retries for 10 s, then OSError
+        try:
+            yield
+        finally:
+            msvcrt.locking(lock.fileno(), msvcrt.LK_UNLCK, 1)
+        return
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)

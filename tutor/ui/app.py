@@ -88,6 +88,7 @@ class TutorApp(App[int]):
         gpu_probe: Callable[[], str | None] = gpu_name,
         bench: BenchFunction = bench_drill,
         list_tests: TestLister | None = None,
+        host_name: str = "",
     ) -> None:
         """
         Args:
@@ -98,6 +99,7 @@ class TutorApp(App[int]):
             gpu_probe: returns the GPU's name or None; called once, in a worker.
             bench: checks then times a drill on the GPU (tutor.bench.bench_drill).
             list_tests: a drill's test ids, to name the tests a timed-out run never reached.
+            host_name: the host the kernels run on over ssh ("" for this machine).
         """
         super().__init__()
         catalogue = localized(catalogue, i18n.current())  # titles in the learner's language
@@ -111,6 +113,7 @@ class TutorApp(App[int]):
             force_cpu=force_cpu,
             watch=WatchSettings(watch, watch_debounce_ms, watch_step_ms),
             list_tests=list_tests,
+            host_name=host_name,
         )
         self.session = Session()
 
@@ -155,26 +158,37 @@ class TutorApp(App[int]):
         self.exit(128 + signum)
 
 
-def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
+def run_app(paths: CoursePaths, *, force_cpu: bool = False, host=None) -> int:
     """Open the app on the course at `paths`; returns the exit status for the command line.
-    It speaks the language tutor.lang.i18n has active (the command line chose it)."""
+    It speaks the language tutor.lang.i18n has active (the command line chose it). `host`:
+    where kernels run (tutor.run.host), when not here: a connected tutor.remote.RemoteHost."""
     try:
         catalogue = localized(load_catalogue(paths), i18n.current())
     except CatalogueError as exc:
         print(f"tutor: {exc}", file=sys.stderr)
         return 2
     from tutor.run import collect
+    from tutor.run.host import LOCAL
     from tutor.run.warm import WarmPool
 
+    host = host or LOCAL
+    if host is not LOCAL:
+        host.on_progress = None  # a reconnection's steps must not write over the app's screen
     # The warm process imports torch and triton in the background while the app starts, so a
-    # save is answered in about a second, on the GPU too (each run starts CUDA for itself).
-    warm = WarmPool.for_course(paths, cpu=force_cpu or None)
+    # save is answered in about a second, on the GPU too (each run starts CUDA for itself). A
+    # remote host keeps its own (tutor.remote.agent).
+    warm = WarmPool.for_course(paths, cpu=force_cpu or None) if host is LOCAL else None
+    remote = {} if host is LOCAL else {"gpu_probe": lambda: _remote_gpu(host, force_cpu)}
     app = TutorApp(
         catalogue,
         ProgressStore(paths.progress_file),
-        runner_factory=lambda catalogue, cpu: Runner(catalogue, force_cpu=cpu, warm=warm),
+        runner_factory=lambda catalogue, cpu: Runner(
+            catalogue, force_cpu=cpu, warm=warm, host=host
+        ),
         force_cpu=force_cpu,
-        list_tests=collect.lister(catalogue, force_cpu=force_cpu),
+        list_tests=collect.lister(catalogue, force_cpu=force_cpu, host=host),
+        host_name=host.name,
+        **remote,
     )
     try:
         app.run()
@@ -183,3 +197,9 @@ def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
         if warm is not None:
             warm.close()
     return app.return_code or 0
+
+
+def _remote_gpu(host, force_cpu: bool) -> str | None:
+    """The name of the remote host's GPU its kernels run on, or None for its CPU interpreter."""
+    names = host.gpu_names()
+    return None if host.runs_on_cpu(force_cpu) or not names else names[0]
