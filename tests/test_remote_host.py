@@ -30,6 +30,7 @@ from tutor.remote import client as remote_client
 from tutor.remote.bundle import course_name
 from tutor.remote.client import RemoteError, RemoteHost
 from tutor.remote.target import Target
+from tutor.run.gpu import machine_has_gpu
 from tutor.run.runner import Runner
 from tutor.states import RunStatus
 
@@ -208,16 +209,27 @@ def test_only_the_files_that_changed_travel(course, reach, tmp_path, monkeypatch
 
 
 def test_the_second_check_is_forked_from_the_hosts_warm_process(course, reach):
+    """The app's session keeps a warm process on the host; `tutor check`'s session borrows it
+    while the app is open, as it borrows the app's here."""
     catalogue = load_catalogue(course)
-    with _host(course, warm=True) as host:
-        host.connect()
-        runner = Runner(catalogue, force_cpu=True, host=host)
+    with _host(course, warm=True) as app:
+        app.connect()
+        runner = Runner(catalogue, force_cpu=True, host=app)
         deadline = time.monotonic() + 180
         result = runner.run("t1", "solutions")
         while not result.warm and time.monotonic() < deadline:  # its imports take a while
             time.sleep(1)
             result = runner.run("t1", "solutions")
-    assert result.warm and result.passed, result.message
+        assert result.warm and result.passed, result.message
+        with _host(course) as check:
+            check.connect()
+            borrowed = Runner(catalogue, force_cpu=True, host=check).run("t1", "solutions")
+        assert borrowed.warm and borrowed.passed, borrowed.message
+    root = _remote_root(course, Path(os.environ["TUTOR_REMOTE_CACHE"]))
+    assert _gone_within(lambda: _on_host(root)), "the app's session outlived it on the host"
+    with _host(course) as alone:  # the app closed: its warm process is gone with it
+        alone.connect()
+        assert not Runner(catalogue, force_cpu=True, host=alone).run("t1", "solutions").warm
 
 
 # ---- interrupts and faults ------------------------------------------------------------------
@@ -309,9 +321,9 @@ def test_a_bench_on_a_host_without_a_gpu_says_so_at_once(course, reach):
 
 
 def test_a_host_without_a_gpu_is_refused_unless_the_cpu_is_asked_for(course, reach):
-    host = RemoteHost(Target(HOST, sys.executable), course, cpu=False)
-    if host.has_gpu():  # pragma: no cover - a GPU machine runs this test too
+    if machine_has_gpu():  # the host is this machine
         pytest.skip("this machine has a GPU")
+    host = RemoteHost(Target(HOST, sys.executable), course, cpu=False)
     with pytest.raises(RemoteError, match=f"{HOST} has no NVIDIA GPU that its driver shows"):
         host.connect()
 
@@ -348,8 +360,9 @@ def test_first_contact_makes_the_environment_and_says_each_step(
         host.connect()
     env = tmp_path / "new-host" / VERSION / "env"
     assert any("making the tutor's Python environment in" in line for line in said), said
+    build = "cu12" if machine_has_gpu() else "cpu"  # torch for the host's driver, or its CPU
     assert any(
-        "installing torch and Triton from https://download.pytorch.org/whl/cpu" in line
+        f"installing torch and Triton from https://download.pytorch.org/whl/{build}" in line
         for line in said
     ), said
     assert (env / "bin" / "python").exists()

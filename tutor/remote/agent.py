@@ -7,9 +7,10 @@ the tutor's messages on its standard input (tutor.remote.protocol): `Files` are 
 course's folder from the host's store, each `Run` starts in a thread of its own through
 tutor.run.supervisor.supervise, exactly as a local run starts (a keeper in its own session, the
 run mark, the time and memory limits, sealed events checked against the run's key, cold or
-forked from this host's warm process), and its output, its events and how it ended go back as
-`Output`, `Event` and `Done`, sealed with the session's key. `Cancel` ends a run as the app's
-cancel ends a local one.
+forked from a warm process on this host: its own, or the one the app's session keeps up there,
+as `tutor check` borrows the app's here), and its output, its events and how it ended go back
+as `Output`, `Event` and `Done`, sealed with the session's key. `Cancel` ends a run as the
+app's cancel ends a local one.
 
 Without a terminal sshd sends no hangup when the connection goes, so this process watches its
 input: when it closes (the tutor ended, however: Ctrl-C, the app closed, SIGKILL, its ssh killed
@@ -71,7 +72,14 @@ class Agent:
         self.ending = threading.Lock()
         self.session = uuid.uuid4().hex
         os.environ[SESSION] = self.session
-        self.pool = WarmPool.for_course(CoursePaths(self.root), cpu=cpu or None) if warm else None
+        # Its own warm process (the app, dev check), else the one another session keeps up for
+        # this course (the app's, while it is open).
+        course = CoursePaths(self.root)
+        self.pool = (
+            WarmPool.for_course(course, cpu=cpu or None)
+            if warm
+            else WarmPool.find(course.state_dir, cpu=cpu)
+        )
 
     def send(self, message) -> None:
         try:
@@ -175,7 +183,7 @@ class Agent:
             if thread is not threading.current_thread():
                 thread.join(timeout=max(0.0, deadline - time.monotonic()))
         if self.pool is not None:
-            self.pool.close()
+            self.pool.close()  # a borrowed one is its owner's: close leaves it be
         sweep(self.session)
         try:
             os.killpg(os.getpgrp(), signal.SIGKILL)

@@ -36,7 +36,8 @@ CONFIG_TIMEOUT_S = 10.0
 
 
 def ssh_program() -> list[str]:
-    return shlex.split(os.environ.get(SSH_VARIABLE) or "ssh")
+    # Windows' paths keep their backslashes (C:\Windows\System32\OpenSSH\ssh.exe).
+    return shlex.split(os.environ.get(SSH_VARIABLE) or "ssh", posix=sys.platform != "win32")
 
 
 def ssh_command(host: str, remote_command: str) -> list[str]:

@@ -13,6 +13,7 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterable
 
 from textual.app import App, SystemCommand
@@ -59,6 +60,11 @@ def exit_within(seconds: int, code: int) -> None:
             pass  # no terminal any more
         os._exit(code)
 
+    if not hasattr(signal, "SIGALRM"):  # Windows: a timer thread, as the alarm cannot be had
+        timer = threading.Timer(seconds, overdue, (0, None))
+        timer.daemon = True
+        timer.start()
+        return
     signal.signal(signal.SIGALRM, overdue)
     signal.alarm(seconds)
 
@@ -147,7 +153,7 @@ class TutorApp(App[int]):
         # cancelled and the terminal leaves the alternate screen, instead of a dead app over a
         # garbled terminal.
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGHUP):
+        for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
             try:
                 loop.add_signal_handler(signum, self._end_by_signal, signum)
             except (NotImplementedError, RuntimeError):  # not the main thread (tests)
