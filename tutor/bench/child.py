@@ -157,11 +157,10 @@ def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
 
 def _shared_gpu() -> str:
     """What other processes hold the GPU, said before any timing ("" when none): their kernels
-    share its time with the ones timed here. The tutor's own (its warm process's spare run,
-    which starts CUDA ahead of a request, and the runs it supervises) are not counted."""
-    from tutor.run.gpu import gpu_processes
+    share its time with the ones timed here (the tutor's own are not counted: tutor.run.gpu)."""
+    from tutor.run.gpu import other_processes
 
-    others = [process for process in gpu_processes() if not _tutors(process.pid)]
+    others = other_processes()
     if not others:
         return ""
     held = sum(process.used_bytes for process in others) / 2**30
@@ -170,17 +169,6 @@ def _shared_gpu() -> str:
         f"the GPU is shared: {len(others)} other process(es) ({pids}) hold {held:.1f} GiB on it; "
         "the times below are slower, and vary, while they run"
     )
-
-
-def _tutors(pid: int) -> bool:
-    """Whether `pid` is a process of the tutor's: a warm process (or its spare) or a run."""
-    import psutil
-
-    try:
-        process = psutil.Process(pid)
-        return "tutor.run.zygote" in process.cmdline() or "TUTOR_RUN_ID" in process.environ()
-    except (psutil.Error, OSError):
-        return False  # another user's, or another container's (pid 0): not the tutor's
 
 
 def _device_info(language: Any) -> dict[str, Any]:

@@ -125,9 +125,10 @@ class RemoteHost:
         self.name = target.host
         self.welcome: Welcome | None = None
         self.serving: Serving | None = None
-        self.bundle = Bundle(paths)
+        self.bundle = Bundle(paths)  # the session's, once connected
         self._session: _Session | None = None
         self._lock = threading.Lock()
+        self._sending = threading.Lock()
         self.connects = 0  # sessions opened so far
 
     # ---- tutor.run.host's questions ------------------------------------------------------------
@@ -168,21 +169,25 @@ class RemoteHost:
     def connect(self) -> None:
         """Open the session (setting the host up on first contact); RemoteError when the host
         cannot be used."""
+        self._live_session()
+
+    def _live_session(self) -> _Session:
+        """The session, opened again if it was lost or closed."""
         with self._lock:
             if self._session is not None and self._session.alive:
-                return
+                return self._session
             self._session = None
-            self.bundle = Bundle(self.paths)
             session = _Session(self)
             try:
                 session.open()
             except BaseException:
                 session.close()
                 raise
-            self._session = session
+            self._session, self.bundle = session, session.bundle
             self.connects += 1
         if self.welcome is not None and self.welcome.busy and self.on_progress is not None:
             self.on_progress(messages.busy(self.name, self.welcome.busy))
+        return session
 
     def close(self) -> None:
         """Let the session go: the host ends whatever of it is left."""
@@ -215,32 +220,33 @@ class RemoteHost:
         """Run `cmd` on the host to its end (or its limits) and say how it ended: the same
         arguments and answers as tutor.run.supervisor.supervise."""
         try:
-            self.connect()
+            session = self._live_session()
         except RemoteError as exc:
             return Ended(COULD_NOT_START, 127, str(exc))
-        session = self._session
-        assert session is not None
         run_id = uuid.uuid4().hex
-        prepared = self.bundle.prepare(cmd, env, cwd, list(returns))
-        run = Run(
-            run_id,
-            prepared.cmd,
-            prepared.cwd,
-            prepared.env,
-            prepared.unset,
-            timeout,
-            startup_timeout,
-            memory_limit if memory_limit is not None else self.memory_limit(),
-            on_events is not None,
-            warm is not None,
-            list(prepared.returns),
-        )
         replies = session.expect(run_id)
-        output = _LineTranslator(self.bundle.local_text, on_output)
+        bundle = session.bundle  # the session's: what its host has
+        output = _LineTranslator(bundle.local_text, on_output)
         deadline = time.monotonic() + startup_timeout + timeout + HOST_GRACE_S
         cancelled_at: float | None = None
         try:
-            session.send(*([prepared.files] if prepared.files else []), run)
+            # One run's files, then the run, before another run's: the host takes them in order.
+            with self._sending:
+                prepared = bundle.prepare(cmd, env, cwd, list(returns))
+                run = Run(
+                    run_id,
+                    prepared.cmd,
+                    prepared.cwd,
+                    prepared.env,
+                    prepared.unset,
+                    timeout,
+                    startup_timeout,
+                    memory_limit if memory_limit is not None else self.memory_limit(),
+                    on_events is not None,
+                    warm is not None,
+                    list(prepared.returns),
+                )
+                session.send(*([prepared.files] if prepared.files else []), run)
             while True:
                 if cancel is not None and cancel.is_set() and cancelled_at is None:
                     cancelled_at = time.monotonic()
@@ -258,7 +264,7 @@ class RemoteHost:
                 if isinstance(reply, Output):
                     output.feed(unpack(reply.data))
                 elif isinstance(reply, Event) and on_events is not None:
-                    on_events(self.bundle.local_json(reply.line.encode("utf-8")))
+                    on_events(bundle.local_json(reply.line.encode("utf-8")))
                 elif isinstance(reply, Done):
                     output.flush()
                     _write_returns(reply.files, prepared.returns)
@@ -314,6 +320,7 @@ class _Session:
 
     def __init__(self, host: RemoteHost) -> None:
         self.host = host
+        self.bundle = Bundle(host.paths)
         self.key = new_key()
         self.process: subprocess.Popen | None = None
         self.control: queue.Queue = queue.Queue()  # messages that belong to no run
@@ -359,12 +366,12 @@ class _Session:
             )
         )
         host.welcome = self._until(Welcome, setup=True)
-        self.send(host.bundle.manifest())
+        self.send(self.bundle.manifest())
         need = self._until(Need)
         if need.shas:
-            self.send(host.bundle.contents(need.shas))
+            self.send(self.bundle.contents(need.shas))
         self._until(Synced)
-        host.bundle.attach(host.welcome.root, host.welcome.python)
+        self.bundle.attach(host.welcome.root, host.welcome.python)
         host.serving = self._until(Serving)
         threading.Thread(target=self._ping, name="tutor-remote-ping", daemon=True).start()
 

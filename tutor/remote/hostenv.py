@@ -32,7 +32,7 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
-from tutor.run.gpu import gpu_processes, machine_has_gpu, nvml_driver, nvml_gpus
+from tutor.run.gpu import machine_has_gpu, nvml_driver, nvml_gpus, other_processes
 
 TORCH_INDEX = "https://download.pytorch.org/whl"
 # The newest build of torch each driver runs, newest first (the driver's CUDA, as NVML says it).
@@ -70,7 +70,7 @@ def host_facts() -> dict[str, Any]:
         "cuda": driver.cuda_text if driver else "",
         "cuda_number": driver.cuda if driver else 0,
         "memory": os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"),
-        "busy": [[p.pid, p.used_bytes] for p in gpu_processes()],
+        "busy": [[p.pid, p.used_bytes] for p in other_processes()],
         "platform": f"{platform.system()} {platform.machine()}",
     }
 

@@ -93,8 +93,9 @@ def ended(host: str, python: str, returncode: int | None, stderr: list[str]) -> 
         ).format(host=host, python=python or "python3", said=last or "not found")
     if returncode == SSH_FAILED:
         return _(
-            "ssh could not reach or log in to {host}: {said}. The tutor's ssh never asks for a "
-            "password (BatchMode): check that `ssh {host}` works without one (a key: ssh-copy-id)"
+            "ssh could not reach or log in to {host}: {said}. The tutor's ssh never asks "
+            "anything (BatchMode): check that `ssh {host}` logs in without a question (a "
+            "password: use a key, ssh-copy-id; a new host: accept its key once)"
         ).format(host=host, said=last or "no reason given")
     return lost(host, last)
 

@@ -3,6 +3,7 @@
     names = nvml_gpus()        # ("NVIDIA H200",); () with none visible; None without NVML
     driver = nvml_driver()     # Driver("570.124.06", 12080), or None without NVML
     others = gpu_processes()   # [GpuProcess(pid, used_bytes), ...] on the visible GPUs
+    others = other_processes() # ... but the tutor's own (its warm process's spare, its runs)
 
 CUDA does not survive a fork once it has started in the parent, and merely asking the CUDA
 runtime how many devices there are starts it. NVML (the library nvidia-smi uses) answers the
@@ -184,3 +185,21 @@ def machine_has_gpu() -> bool:
     # Without NVML's answer (no driver library on the path), the device node or nvidia-smi
     # still say a GPU may be there: let torch decide in the run.
     return shutil.which("nvidia-smi") is not None or Path("/dev/nvidia0").exists()
+
+
+def other_processes() -> list[GpuProcess]:
+    """The processes on the GPUs that are not the tutor's own: a warm process's spare run
+    starts CUDA ahead of a request (tutor.run.zygote), and a run carries the run mark; whose
+    times are shared with a bench is what the learner needs to hear."""
+    return [process for process in gpu_processes() if not _tutors(process.pid)]
+
+
+def _tutors(pid: int) -> bool:
+    """Whether `pid` is a warm process (or its spare) or a run of the tutor's, from /proc; a
+    process of another user's or another container's (pid 0) is not."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        environment = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+    return b"tutor.run.zygote" in command or b"\0TUTOR_RUN_ID=" in b"\0" + environment
