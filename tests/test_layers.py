@@ -19,6 +19,7 @@ LAYERS = [
     "course",
     "kernels",
     "run",
+    "remote",
     "harness",
     "bench",
     "coach",

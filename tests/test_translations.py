@@ -181,7 +181,7 @@ def test_common_ladders_must_match_too(course):
 class _NoRuns:
     """A runner that runs nothing: the content rules alone are under test."""
 
-    force_cpu = True
+    force_cpu = runs_on_cpu = True
 
     def run_batch(self, drill_id, impls, cancel=None):
         return {}

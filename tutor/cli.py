@@ -11,14 +11,17 @@
     tutor bench DRILL [--impl ...] time the kernel on a GPU
     tutor dev check [DRILL ...] [--cpu] [--json]   prove the course (for authors)
     tutor dev new ID --track T --title TITLE --functions NAME[,NAME...]   scaffold a drill
-    tutor dev report|rebase|stories|po|feedback ...   the other author tools (their own --help)
+    tutor dev report|rebase|stories|po|feedback|remote-timing ...   author tools (own --help)
+    tutor --on HOST [--python PATH] ...   run the kernels on HOST over ssh (remembered)
 
 Every command takes `--lang en|zh` (else $TUTOR_LANG, the app's remembered choice, the locale:
 tutor.lang.i18n). `--json` keeps ids, numbers and keys the same in both; its text fields (messages,
 where, error maps, hints) are in the chosen language.
 Exit codes: 0 success (check: all tests pass), 1 tests fail, 2 usage or set-up error.
 Nothing here imports torch or textual at start-up: the tests run in a child process and the
-app is imported only when it is opened.
+app is imported only when it is opened. The commands that run kernels (the app, check, bench,
+dev check) run them where `--on` says (tutor.remote.target: else $TUTOR_REMOTE, else the host
+the course remembers, else here); on a host, through one ssh session (tutor.remote).
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ DEV_TOOLS = {
     "stories": ("tutor.dev.stories", "collect the English a drill's tests can show"),
     "po": ("tutor.dev.po", "compile the message catalogues, or list what they lack"),
     "feedback": ("tutor.dev.feedback", "how long a learner waits for a verdict, warm and cold"),
+    "remote-timing": ("tutor.dev.remote_timing", "how long a check takes over ssh, beside here"),
 }
 
 
@@ -99,6 +103,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--cpu",
         action="store_true",
         help="run kernels on the CPU through Triton's interpreter even with a GPU",
+    )
+    parser.add_argument(
+        "--on",
+        metavar="HOST",
+        default=None,
+        help="run kernels on HOST over ssh (user@host or an ~/.ssh/config alias; remembered "
+        "for the course; `--on local` runs them here again)",
+    )
+    parser.add_argument(
+        "--python",
+        metavar="PATH",
+        default=None,
+        help="with --on: a Python on the host that has torch and Triton (default: the tutor "
+        "sets up its own there)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("list", help="tracks and drills with their status")
@@ -190,8 +208,9 @@ def main(argv: list[str] | None = None) -> int:
     elif unknown:
         parser.error(_("unrecognized arguments: {args}").format(args=" ".join(unknown)))
     if args.command is not None:  # the app handles its own signals (it restores the terminal)
-        for signum in (signal.SIGTERM, signal.SIGHUP):
-            signal.signal(signum, _stop)
+        for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):  # none on Windows
+            if signum is not None:
+                signal.signal(signum, _stop)
         # Python keeps Ctrl-C ignored when the process started with it ignored (a parent that
         # set SIG_IGN, a background job of a script): the first Ctrl-C must still end the run.
         signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -225,21 +244,77 @@ def _main(args: argparse.Namespace) -> int:
         i18n.activate(i18n.choose(args.lang, remembered=language.remembered(paths.state_dir)))
         if args.command in (None, "check", "bench", "dev"):  # the commands that start runs
             _memory_limit_is_usable()
-        if args.command is None:
-            from tutor.ui.app import run_app  # Textual is imported only for the app
+        args.host = _host(args, paths)
+        try:
+            if args.command is None:
+                from tutor.ui.app import run_app  # Textual is imported only for the app
 
-            return run_app(paths, force_cpu=args.cpu)
-        from tutor.course.titles import localized
+                return run_app(paths, force_cpu=args.cpu, host=args.host)
+            from tutor.course.titles import localized
 
-        catalogue = localized(load_catalogue(paths), i18n.current())
-        store = p.ProgressStore(paths.progress_file)
-        if store.warning:
-            print(_("warning: {warning}").format(warning=store.warning), file=sys.stderr)
-        handler = COMMANDS[args.command]
-        return handler(args, catalogue, store)
+            catalogue = localized(load_catalogue(paths), i18n.current())
+            store = p.ProgressStore(paths.progress_file)
+            if store.warning:
+                print(_("warning: {warning}").format(warning=store.warning), file=sys.stderr)
+            handler = COMMANDS[args.command]
+            return handler(args, catalogue, store)
+        finally:
+            close = getattr(args.host, "close", None)
+            if close is not None:
+                close()  # a remote host ends whatever of this command is left there
     except (CourseNotFound, YamlFileError, ProgressError, UsageError, i18n.LanguageError) as exc:
         print(f"tutor: {exc}", file=sys.stderr)
         return EXIT_USAGE
+
+
+def _runs_kernels(args: argparse.Namespace) -> bool:
+    return args.command in (None, "check", "bench") or (
+        args.command == "dev" and args.dev_command == "check"
+    )
+
+
+def _host(args: argparse.Namespace, paths: CoursePaths):
+    """Where this command's kernels run (tutor.run.host): here, or the host `--on` (else
+    $TUTOR_REMOTE, else the course's remembered one) names, connected and set up; `--on` and
+    `--python` are remembered for the course's next command."""
+    from tutor.remote.target import TargetError, choose, remember
+    from tutor.run.host import LOCAL
+
+    try:
+        target = choose(args.on, args.python, paths.state_dir)
+    except TargetError as exc:
+        raise UsageError(str(exc)) from None
+    if args.python is not None and target is None:
+        raise UsageError(_("--python names a Python on the host: give --on HOST with it"))
+    if args.on is not None or args.python is not None:
+        remember(paths.writable(paths.state_dir), target)
+    if not _runs_kernels(args):
+        return None
+    if target is None:
+        refused = LOCAL.cannot_run()
+        if refused and args.command is not None:  # the app opens: its runs say it
+            raise UsageError(refused)
+        return LOCAL
+    from tutor.remote.client import RemoteError, RemoteHost
+
+    def say(line: str) -> None:
+        print(f"tutor: {line}", file=sys.stderr, flush=True)
+
+    host = RemoteHost(
+        target,
+        paths,
+        cpu=getattr(args, "cpu", False),
+        warm=args.command in (None, "dev"),  # the app and dev check run many times
+        on_progress=say,
+    )
+    say(_("connecting to {host}…").format(host=target.host))
+    try:
+        host.connect()
+    except RemoteError as exc:
+        host.close()
+        raise UsageError(str(exc)) from None
+    say(_("kernels run on {where}").format(where=host.label()))
+    return host
 
 
 def _memory_limit_is_usable() -> None:
@@ -298,21 +373,20 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
             workspace.ensure_mine(catalogue, drill)
         except workspace.WorkspaceError as exc:
             raise UsageError(str(exc)) from None
-    from tutor.run.warm import WarmPool
-
     force_cpu = getattr(args, "cpu", False)
     runner = Runner(
         catalogue,
         force_cpu=force_cpu,
         timeout=args.timeout or DEFAULT_TIMEOUT_S,
-        warm=WarmPool.find(catalogue.paths.state_dir, cpu=force_cpu),  # the app's, while open
+        warm=_apps_warm_process(args, catalogue, force_cpu),
+        host=args.host,
     )
     checked = check(
         runner,
         Coach(catalogue, store),
         drill.id,
         args.impl,
-        list_tests=collect.lister(catalogue, force_cpu=force_cpu),
+        list_tests=collect.lister(catalogue, force_cpu=force_cpu, host=args.host),
     )
     result, view, not_saved = checked.result, checked.hint, checked.not_saved
     if args.json:
@@ -336,6 +410,17 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     if result.status == RunStatus.SETUP_ERROR or not_saved is not None:  # the message is above
         return EXIT_USAGE
     return EXIT_OK if result.passed else EXIT_FAILED
+
+
+def _apps_warm_process(args, catalogue: Catalogue, force_cpu: bool):
+    """The warm process the app keeps up on this machine, while it is open; a remote host
+    keeps its own."""
+    from tutor.run.host import LOCAL
+    from tutor.run.warm import WarmPool
+
+    if args.host is not LOCAL:
+        return None
+    return WarmPool.find(catalogue.paths.state_dir, cpu=force_cpu)
 
 
 def cmd_hint(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
@@ -426,7 +511,6 @@ def cmd_solution(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
 
 def cmd_bench(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     from tutor import bench
-    from tutor.run.warm import WarmPool
 
     drill = _drill(catalogue, args.drill)
     report = bench.bench_drill(
@@ -434,8 +518,9 @@ def cmd_bench(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         drill.id,
         args.impl,
         force_cpu=args.cpu,
-        warm=WarmPool.find(catalogue.paths.state_dir, cpu=args.cpu),  # the app's, while open
+        warm=_apps_warm_process(args, catalogue, args.cpu),
         on_progress=lambda line: print(line, file=sys.stderr),  # compiles take a while
+        host=args.host,
     )
     from tutor.coach.perf_hints import PerfCoach
     from tutor.coach.report import format_perf_hint
@@ -481,20 +566,23 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
         )
         return EXIT_OK
     from tutor.dev import check as devcheck
-    from tutor.run.gpu import machine_has_gpu
+    from tutor.run.host import LOCAL
     from tutor.run.runner import Runner
     from tutor.run.warm import WarmPool
 
     for drill_id in args.drills:
         _drill(catalogue, drill_id)
     force_cpu = getattr(args, "cpu", False)
-    if args.gpu and (force_cpu or not machine_has_gpu()):
+    host = args.host
+    if args.gpu and (force_cpu or not host.has_gpu()):
         raise UsageError(_("--gpu proves the perf coach on a GPU: there is none here (or --cpu)"))
     catalogue.paths.writable(catalogue.paths.built_mutants)  # before any run: LinkRefused
-    warm = WarmPool.for_course(catalogue.paths, cpu=force_cpu or None)
+    # A remote host keeps its own warm process (tutor.remote.agent).
+    warm = WarmPool.for_course(catalogue.paths, cpu=force_cpu or None) if host is LOCAL else None
     try:
-        warm.wait_ready(180)  # else the runs simply go cold
-        runner = Runner(catalogue, force_cpu=force_cpu, warm=warm)
+        if warm is not None:
+            warm.wait_ready(180)  # else the runs simply go cold
+        runner = Runner(catalogue, force_cpu=force_cpu, warm=warm, host=host)
         show = None if args.json else (lambda finding: print(finding.line(), flush=True))
         findings = devcheck.check_course(
             catalogue, args.drills or None, runner=runner, jobs=args.jobs, on_finding=show
@@ -505,12 +593,14 @@ def cmd_dev(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
             rows = check_perf(
                 catalogue,
                 args.drills or None,
-                warm=warm,
+                warm=runner.warm,
+                host=host,
                 on_row=None if show is None else (lambda row: show(*as_findings([row]))),
             )
             findings += as_findings(rows)
     finally:
-        warm.close()
+        if warm is not None:
+            warm.close()
     failed = [f for f in findings if not f.ok]
     if args.json:
         print(json.dumps(devcheck.as_json(findings), indent=2))

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from tui_fakes import Scripted, failing
 from tui_helpers import SIZE, drill_screen, settle, shown_text, wait_until
+from tui_snapshot import region_text
 
 from tutor.bench import BenchReport, BenchRow
 from tutor.course.progress import ProgressStore
@@ -557,6 +558,16 @@ async def test_bench_on_the_cpu_says_it_needs_a_gpu(make_app, recorder):
         assert screen.query_one("#tabs").active == "bench-tab"
         assert str(screen.query_one(BenchPanel).render()).startswith("bench needs a GPU")
         assert called == []
+
+
+async def test_the_status_bar_names_the_remote_host_the_kernels_run_on(make_app):
+    """`tutor --on gpu-box`: the GPU the probe names is the host's, and the bar says where."""
+    app = make_app(force_cpu=False, gpu_probe=lambda: "NVIDIA H200", host_name="gpu-box")
+    async with app.run_test(size=SIZE) as pilot:
+        screen = drill_screen(app)
+        await wait_until(pilot, lambda: screen.on_gpu, "the GPU probe")
+        await settle(pilot)
+        assert "NVIDIA H200 on gpu-box" in region_text(app, screen.query_one(StatusBar))
 
 
 async def test_bench_on_a_gpu_streams_and_records_the_report(make_app, recorder, small_course):

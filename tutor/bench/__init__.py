@@ -33,7 +33,7 @@ from tutor.course import progress as p
 from tutor.course.catalogue import Catalogue
 from tutor.lang import cells, i18n
 from tutor.lang.i18n import N_, _
-from tutor.run.gpu import machine_has_gpu
+from tutor.run.host import LOCAL
 from tutor.run.runner import Runner
 from tutor.run.supervisor import (
     CANCELLED,
@@ -41,7 +41,6 @@ from tutor.run.supervisor import (
     EXITED,
     TIMED_OUT,
     describe_exit,
-    supervise,
 )
 from tutor.states import BackendName, BenchStatus
 
@@ -178,6 +177,7 @@ def bench_drill(
     python: str = sys.executable,
     warm=None,
     gpu: bool | None = None,
+    host=None,
 ) -> BenchReport:
     """Check the drill's tests, then time its bench cases on the GPU in a child process.
 
@@ -188,8 +188,9 @@ def bench_drill(
     - `cases`: case numbers (from 0) or function names; all when None.
     - `on_progress` gets each line the bench process prints, as it comes.
     - `cancel`: when set, the test run or the bench process is killed with its group.
-    - `gpu`: whether this machine has a GPU (None: ask NVML, tutor.run.gpu). Without one, or with
+    - `gpu`: whether the host has a GPU (None: ask it; NVML, tutor.run.gpu). Without one, or with
       `force_cpu`, the report says at once that timing needs a GPU, and runs nothing.
+    - `host`: where the tests and the bench run (tutor.run.host); the runner's when not given.
     """
     started = time.monotonic()
     drill = catalogue.drill(drill_id)
@@ -202,7 +203,8 @@ def bench_drill(
         report.status = BenchStatus.NO_CASES
         report.message = _("drills.yaml lists no bench shapes for {drill}").format(drill=drill_id)
         return report
-    if force_cpu or not (machine_has_gpu() if gpu is None else gpu):
+    host = host or getattr(runner, "host", LOCAL)
+    if force_cpu or not (host.has_gpu() if gpu is None else gpu):
         report.status = BenchStatus.NO_GPU
         report.message = _(CPU_EXPLANATION).format(drill=drill_id)
         if force_cpu:
@@ -212,7 +214,7 @@ def bench_drill(
     if warm is None and runner is not None:
         warm = getattr(runner, "warm", None)
     if verify:
-        runner = runner or Runner(catalogue, force_cpu=force_cpu, warm=warm)
+        runner = runner or Runner(catalogue, force_cpu=force_cpu, warm=warm, host=host)
         result = runner.run(drill_id, impl, cancel=cancel)
         report.tests_status, report.diagnoses = result.status, list(result.diagnoses)
         if not result.passed:
@@ -245,6 +247,7 @@ def bench_drill(
         python,
         cancel,
         warm,
+        host,
     )
     report.duration = round(time.monotonic() - started, 2)
     return report
@@ -262,6 +265,7 @@ def _run_child(
     python: str,
     cancel: threading.Event | None = None,
     warm=None,
+    host=LOCAL,
 ) -> None:
     root = catalogue.paths.root
     with tempfile.TemporaryDirectory(prefix="tutor-bench-") as tmp:
@@ -297,7 +301,9 @@ def _run_child(
         env["PYTHONPATH"] = os.pathsep.join(
             [package_parent] + [x for x in env.get("PYTHONPATH", "").split(os.pathsep) if x]
         )
-        returncode, ended, output = _run_group(cmd, root, env, timeout, on_progress, cancel, warm)
+        returncode, ended, output = _run_group(
+            cmd, root, env, timeout, on_progress, cancel, warm, host, returns=[out]
+        )
         data = _read(out)
     if data:
         merge(report, data)
@@ -338,8 +344,11 @@ def _run_group(
     on_progress: Callable[[str], None] | None,
     cancel: threading.Event | None = None,
     warm=None,
+    host=LOCAL,
+    returns: list[Path] | None = None,
 ) -> tuple[int, str, str]:
-    """Run the bench child under the supervisor, passing each line it prints to `on_progress`."""
+    """Run the bench child under the supervisor on `host`, passing each line it prints to
+    `on_progress`; `returns`: the files it writes that are read once it ended."""
     lines: list[str] = []
     partial = [b""]
 
@@ -351,8 +360,15 @@ def _run_group(
             if on_progress is not None:
                 on_progress(line)
 
-    ended = supervise(
-        cmd, cwd=cwd, env=env, timeout=timeout, cancel=cancel, on_output=output, warm=warm
+    ended = host.supervise(
+        cmd,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        cancel=cancel,
+        on_output=output,
+        warm=warm,
+        returns=returns or [],
     )
     if partial[0]:
         output(b"\n")

@@ -111,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
+    shared = _shared_gpu()  # before this process holds the GPU itself
+    if shared:
+        log(shared)
+        report["notes"].append(shared)
     import torch
 
     if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
@@ -151,6 +155,22 @@ def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
             with_compile=not args.no_compile,
             host=paths.host(drill.file),
         )
+
+
+def _shared_gpu() -> str:
+    """What other processes hold the GPU, said before any timing ("" when none): their kernels
+    share its time with the ones timed here (the tutor's own are not counted: tutor.run.gpu)."""
+    from tutor.run.gpu import other_processes
+
+    others = other_processes()
+    if not others:
+        return ""
+    held = sum(process.used_bytes for process in others) / 2**30
+    pids = ", ".join(str(process.pid) for process in others if process.pid) or "in other containers"
+    return (
+        f"the GPU is shared: {len(others)} other process(es) ({pids}) hold {held:.1f} GiB on it; "
+        "the times below are slower, and vary, while they run"
+    )
 
 
 def _device_info(language: Any) -> dict[str, Any]:

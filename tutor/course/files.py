@@ -35,6 +35,11 @@ class UnfitFile(OSError):
         return f"{self.filename}: {self.strerror}"
 
 
+# Not on Windows, where the tutor only sends runs to a host over ssh (tutor.remote).
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
 def _kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return _("a folder, not a regular file")
@@ -63,7 +68,7 @@ def _check(fd: int, path: Path, limit: int) -> None:
 def read_regular(path: Path, limit: int = STATE_LIMIT) -> bytes:
     """The bytes of `path`, once it is a regular file of at most `limit` bytes; else UnfitFile
     (or the OSError of the open: FileNotFoundError when there is none)."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
     try:
         _check(fd, path, limit)
         chunks, left = [], limit + 1
@@ -84,7 +89,7 @@ def read_regular(path: Path, limit: int = STATE_LIMIT) -> bytes:
 def open_lock(path: Path) -> int:
     """A descriptor of the lock file `path` (made if missing) to `flock`; UnfitFile when
     something other than a regular file is there (a FIFO would block an open for writing)."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | _NONBLOCK | _CLOEXEC, 0o600)
     try:
         _check(fd, path, STATE_LIMIT)
     except BaseException:

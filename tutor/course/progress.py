@@ -27,7 +27,6 @@ these writes goes through a symbolic link (`.tutor` itself, or the files in it):
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import time
@@ -137,10 +136,10 @@ class ProgressStore:
         self._writable(self.path).parent.mkdir(parents=True, exist_ok=True)
         lock = open_lock(self._writable(self.path.with_name("progress.lock")))
         try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            self.reload()
-            yield self
-            self.save()
+            with _locked(lock):
+                self.reload()
+                yield self
+                self.save()
         finally:
             os.close(lock)  # which lets the lock go
 
@@ -225,3 +224,26 @@ def _free_name(path: Path) -> Path:
 
 def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+@contextmanager
+def _locked(lock: int) -> Iterator[None]:
+    """An exclusive lock on the open file descriptor `lock` for the block: flock, and on
+    Windows (where the tutor runs its kernels on a host over ssh: tutor.remote) a lock on its
+    first byte."""
+    try:
+        import fcntl
+    except ImportError:
+        import msvcrt  # Windows
+
+        msvcrt.locking(lock, msvcrt.LK_LOCK, 1)  # retries for 10 s, then OSError
+        try:
+            yield
+        finally:
+            msvcrt.locking(lock, msvcrt.LK_UNLCK, 1)
+        return
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        fcntl.flock(lock, fcntl.LOCK_UN)

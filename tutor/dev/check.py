@@ -43,7 +43,6 @@ from tutor.course.hints import HintBook, HintFileError, drill_ladders
 from tutor.dev import patches, translations
 from tutor.run.results import RunResult
 from tutor.run.runner import Runner
-from tutor.run.warm import runs_on_cpu
 from tutor.states import RunStatus
 
 CORRECT = "correct"  # mutants named correct__<variant>.py must pass clean
@@ -437,7 +436,7 @@ def prove(
     """
     workers = jobs or max(1, min(4, os.cpu_count() or 1))
     runnable = [t for t in work if not t.stale]
-    batched = runs_on_cpu(runner.force_cpu)
+    batched = runner.runs_on_cpu
     # The runs go on in worker threads, which a signal to the tutor never reaches: when the
     # caller stops (Ctrl-C, SIGTERM, or it stops asking), they are cancelled, not waited out.
     stop = threading.Event()

@@ -106,6 +106,7 @@ def check_perf(
     drill_ids: Iterable[str] | None = None,
     *,
     warm=None,
+    host=None,
     on_row: Callable[[PerfRow], None] | None = None,
     on_report: Callable[[PerfTarget, bench.BenchReport], None] | None = None,
     timeout: float = PERF_TIMEOUT_S,
@@ -141,6 +142,7 @@ def check_perf(
                     timeout=left,
                     warm=warm,
                     gpu=True,
+                    host=host,
                 )
             if on_report is not None:
                 on_report(target, report)

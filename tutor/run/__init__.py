@@ -4,6 +4,7 @@ The tutor's side starts a keeper (`keeper`) that starts the run, cold or forked 
 process (`warm` on this side, `zygote` on the other; their messages in `protocol`), and the
 `supervisor` holds its limits. Inside the run, the pytest plugin `pytest_events` writes one
 sealed line (`seal`) per test, and `child_guard` ends the run with its tutor. Back here the
-lines become typed records (`events`) folded into a `results.RunResult` by the `runner`.
-docs/DESIGN.md draws it.
+lines become typed records (`events`) folded into a `results.RunResult` by the `runner`. Where
+runs start is the runner's `host`: this machine, or one over ssh (tutor.remote). docs/DESIGN.md
+draws it.
 """

@@ -1,6 +1,6 @@
 """Which tests a drill has: pytest's --collect-only in a child process, for naming the tests a
 timed-out or crashed run never reached. Torch is imported by the child, never here; the child
-runs under the supervisor, like every child the tutor starts."""
+runs under the supervisor, like every child the tutor starts, on the runs' host (tutor.run.host)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tutor.course.catalogue import Catalogue
-from tutor.run.supervisor import EXITED, supervise
+from tutor.run.host import LOCAL
+from tutor.run.supervisor import EXITED
 
 COLLECT_TIMEOUT_S = 90.0
 
@@ -23,6 +24,7 @@ def test_ids(
     force_cpu: bool = False,
     python: str = sys.executable,
     timeout: float = COLLECT_TIMEOUT_S,
+    host=LOCAL,
 ) -> list[str] | None:
     """The node ids of the drill's tests, in order; None when they cannot be collected."""
     drill = catalogue.drill(drill_id)
@@ -42,7 +44,7 @@ def test_ids(
     if force_cpu:
         command.append("--cpu")
     output = bytearray()
-    ended = supervise(
+    ended = host.supervise(
         command,
         cwd=Path(paths.root),
         env=dict(os.environ),
@@ -57,7 +59,9 @@ def test_ids(
 
 
 def lister(
-    catalogue: Catalogue, *, force_cpu: bool = False
+    catalogue: Catalogue, *, force_cpu: bool = False, host=LOCAL
 ) -> Callable[[str, str], list[str] | None]:
-    """`test_ids` for this catalogue and backend, as a check takes it (tutor.coach.check)."""
-    return lambda drill_id, impl: test_ids(catalogue, drill_id, impl, force_cpu=force_cpu)
+    """`test_ids` for this catalogue, backend and host, as a check takes it (tutor.coach.check)."""
+    return lambda drill_id, impl: test_ids(
+        catalogue, drill_id, impl, force_cpu=force_cpu, host=host
+    )

@@ -27,6 +27,7 @@ from tutor.lang.i18n import _
 from tutor.run import agreement
 from tutor.run import results as r
 from tutor.run.events import BatchFile, Event, Fold, decode
+from tutor.run.host import LOCAL
 from tutor.run.supervisor import (
     CANCELLED,
     COULD_NOT_START,
@@ -38,10 +39,7 @@ from tutor.run.supervisor import (
     STARTUP_TIMEOUT_S,
     TIMED_OUT,
     Ended,
-    default_memory_limit,
-    supervise,
 )
-from tutor.run.warm import runs_on_cpu
 from tutor.states import RunStatus
 
 DEFAULT_TIMEOUT_S = 120.0  # the CPU interpreter plus a first JIT compile fit well inside this
@@ -64,16 +62,25 @@ class Runner:
         python: str = sys.executable,
         memory_limit: int | None = None,
         warm=None,
+        host=LOCAL,
     ) -> None:
+        """`host` is where the runs start (tutor.run.host: this machine, or one over ssh)."""
         self.catalogue = catalogue
         self.force_cpu = force_cpu
         self.timeout = timeout
         self.python = python
-        self.memory_limit = default_memory_limit() if memory_limit is None else memory_limit
+        self.host = host
+        self.memory_limit = host.memory_limit() if memory_limit is None else memory_limit
         # The warm process (tutor.run.warm.WarmPool) serves the GPU as well as the CPU: it never
         # starts CUDA, so each forked run starts its own. It serves one backend: a run for the
-        # other one goes cold.
-        self.warm = warm if warm is not None and warm.cpu == runs_on_cpu(force_cpu) else None
+        # other one goes cold. A remote host keeps its own (tutor.remote).
+        warm = host.warm if warm is None else warm
+        self.warm = warm if warm is not None and warm.cpu == self.runs_on_cpu else None
+
+    @property
+    def runs_on_cpu(self) -> bool:
+        """Whether this runner's kernels go to the CPU interpreter (asked for, or no GPU)."""
+        return self.host.runs_on_cpu(self.force_cpu)
 
     def command(self, drill_id: str, impl: str, events_path: str) -> list[str]:
         """`python -m pytest ...`: the drill's tests on `impl`, in a child of its own."""
@@ -154,7 +161,7 @@ class Runner:
         if not paths.test_file(drill.file).is_file():
             result.message = f"{paths.test_file(drill.file)} does not exist"
             return result
-        refused = _not_a_source_file(impl_path)
+        refused = _not_a_source_file(impl_path) or self.host.cannot_run()
         if refused:
             result.message = refused
             if not impl_path.exists():
@@ -168,7 +175,7 @@ class Runner:
             collector = _Collector(
                 r.RunResult(drill_id, str(impl_path), RunStatus.SETUP_ERROR), on_event
             )
-            ended = supervise(
+            ended = self.host.supervise(
                 command,
                 cwd=paths.root,
                 env=env,
@@ -212,7 +219,7 @@ class Runner:
             elif event is not None and current:
                 current[0].apply(event)
 
-        ended = supervise(
+        ended = self.host.supervise(
             self.batch_command(drill_id, impls, EVENTS_PATH),
             cwd=paths.root,
             env=self._child_env(),

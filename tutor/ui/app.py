@@ -13,6 +13,7 @@ import asyncio
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Iterable
 
 from textual.app import App, SystemCommand
@@ -59,6 +60,11 @@ def exit_within(seconds: int, code: int) -> None:
             pass  # no terminal any more
         os._exit(code)
 
+    if not hasattr(signal, "SIGALRM"):  # Windows: a timer thread, as the alarm cannot be had
+        timer = threading.Timer(seconds, overdue, (0, None))
+        timer.daemon = True
+        timer.start()
+        return
     signal.signal(signal.SIGALRM, overdue)
     signal.alarm(seconds)
 
@@ -88,6 +94,7 @@ class TutorApp(App[int]):
         gpu_probe: Callable[[], str | None] = gpu_name,
         bench: BenchFunction = bench_drill,
         list_tests: TestLister | None = None,
+        host_name: str = "",
     ) -> None:
         """
         Args:
@@ -98,6 +105,7 @@ class TutorApp(App[int]):
             gpu_probe: returns the GPU's name or None; called once, in a worker.
             bench: checks then times a drill on the GPU (tutor.bench.bench_drill).
             list_tests: a drill's test ids, to name the tests a timed-out run never reached.
+            host_name: the host the kernels run on over ssh ("" for this machine).
         """
         super().__init__()
         catalogue = localized(catalogue, i18n.current())  # titles in the learner's language
@@ -111,6 +119,7 @@ class TutorApp(App[int]):
             force_cpu=force_cpu,
             watch=WatchSettings(watch, watch_debounce_ms, watch_step_ms),
             list_tests=list_tests,
+            host_name=host_name,
         )
         self.session = Session()
 
@@ -144,7 +153,7 @@ class TutorApp(App[int]):
         # cancelled and the terminal leaves the alternate screen, instead of a dead app over a
         # garbled terminal.
         loop = asyncio.get_running_loop()
-        for signum in (signal.SIGTERM, signal.SIGHUP):
+        for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)):
             try:
                 loop.add_signal_handler(signum, self._end_by_signal, signum)
             except (NotImplementedError, RuntimeError):  # not the main thread (tests)
@@ -155,26 +164,37 @@ class TutorApp(App[int]):
         self.exit(128 + signum)
 
 
-def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
+def run_app(paths: CoursePaths, *, force_cpu: bool = False, host=None) -> int:
     """Open the app on the course at `paths`; returns the exit status for the command line.
-    It speaks the language tutor.lang.i18n has active (the command line chose it)."""
+    It speaks the language tutor.lang.i18n has active (the command line chose it). `host`:
+    where kernels run (tutor.run.host), when not here: a connected tutor.remote.RemoteHost."""
     try:
         catalogue = localized(load_catalogue(paths), i18n.current())
     except CatalogueError as exc:
         print(f"tutor: {exc}", file=sys.stderr)
         return 2
     from tutor.run import collect
+    from tutor.run.host import LOCAL
     from tutor.run.warm import WarmPool
 
+    host = host or LOCAL
+    if host is not LOCAL:
+        host.on_progress = None  # a reconnection's steps must not write over the app's screen
     # The warm process imports torch and triton in the background while the app starts, so a
-    # save is answered in about a second, on the GPU too (each run starts CUDA for itself).
-    warm = WarmPool.for_course(paths, cpu=force_cpu or None)
+    # save is answered in about a second, on the GPU too (each run starts CUDA for itself). A
+    # remote host keeps its own (tutor.remote.agent).
+    warm = WarmPool.for_course(paths, cpu=force_cpu or None) if host is LOCAL else None
+    remote = {} if host is LOCAL else {"gpu_probe": lambda: _remote_gpu(host, force_cpu)}
     app = TutorApp(
         catalogue,
         ProgressStore(paths.progress_file),
-        runner_factory=lambda catalogue, cpu: Runner(catalogue, force_cpu=cpu, warm=warm),
+        runner_factory=lambda catalogue, cpu: Runner(
+            catalogue, force_cpu=cpu, warm=warm, host=host
+        ),
         force_cpu=force_cpu,
-        list_tests=collect.lister(catalogue, force_cpu=force_cpu),
+        list_tests=collect.lister(catalogue, force_cpu=force_cpu, host=host),
+        host_name=host.name,
+        **remote,
     )
     try:
         app.run()
@@ -183,3 +203,9 @@ def run_app(paths: CoursePaths, *, force_cpu: bool = False) -> int:
         if warm is not None:
             warm.close()
     return app.return_code or 0
+
+
+def _remote_gpu(host, force_cpu: bool) -> str | None:
+    """The name of the remote host's GPU its kernels run on, or None for its CPU interpreter."""
+    names = host.gpu_names()
+    return None if host.runs_on_cpu(force_cpu) or not names else names[0]

@@ -40,6 +40,8 @@ class Services:
     force_cpu: bool = False
     watch: WatchSettings = WatchSettings()
     list_tests: TestLister | None = None
+    host_name: str = ""
+    """The host the kernels run on over ssh (tutor.remote); "" for this machine."""
 
     @property
     def time_limit(self) -> float | None:

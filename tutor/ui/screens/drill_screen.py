@@ -181,6 +181,7 @@ class DrillScreen(Screen[None]):
 
     def on_mount(self) -> None:
         app = self.services
+        self.query_one(StatusBar).host = app.host_name
         if app.store.warning:
             self._say(app.store.warning, severity="warning", timeout=15)
         if app.force_cpu:  # known at once: show it in the first frame, not a frame later

@@ -14,6 +14,8 @@ from tutor.lang.i18n import _
 class StatusBar(Horizontal):
     backend: reactive[str] = reactive(lambda: _("finding the backend…"))
     """"CPU interpreter" or the GPU's name."""
+    host: reactive[str] = reactive("")
+    """The host the kernels run on over ssh; "" for this machine."""
     watching: reactive[bool] = reactive(True)
     """Whether saving a learner file re-runs its drill."""
     activity: reactive[str] = reactive("")
@@ -25,7 +27,11 @@ class StatusBar(Horizontal):
         yield Label(id="activity")
 
     def watch_backend(self, backend: str) -> None:
-        self.query_one("#backend", Label).update(Text(backend))
+        where = _("{backend} on {host}").format(backend=backend, host=self.host)
+        self.query_one("#backend", Label).update(Text(where if self.host else backend))
+
+    def watch_host(self, host: str) -> None:
+        self.watch_backend(self.backend)
 
     def watch_watching(self, watching: bool) -> None:
         self.set_class(watching, "-watching")
