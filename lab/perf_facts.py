@@ -15,37 +15,19 @@ import sys
 from pathlib import Path
 
 from lab.common import ROOT
+from tutor.bench.record import BenchRecord
 from tutor.course.catalogue import load_catalogue
 from tutor.course.paths import CoursePaths
 from tutor.dev.perfcheck import check_perf
 from tutor.run.warm import WarmPool
 
-SIDE_FIELDS = {"mine": "impl", "reference": "reference", "eager": "eager"}
-
 
 def child_json(target_name: str, report: dict) -> dict:
-    """A bench report (`BenchReport.to_json()`) as the bench process wrote it, the form
-    tests/recorded.py judges again: per row, each side's times under `us` and `graph_us`."""
-    rows = []
-    for row in report.get("rows", []):
-        us = {side: row.get(f"{field}_us") for side, field in SIDE_FIELDS.items()}
-        graph = {side: row.get(f"{field}_graph_us") for side, field in SIDE_FIELDS.items()}
-        graph["mine"] = row.get("graph_us")
-        rows.append(
-            {
-                **{k: row.get(k) for k in ("label", "function", "shape", "bytes", "flops")},
-                "decode": bool(row.get("decode")),
-                "us": {k: v for k, v in us.items() if v is not None},
-                "graph_us": {k: v for k, v in graph.items() if v is not None},
-                "facts": row.get("facts", {}),
-            }
-        )
-    keep = ("copy_gbps", "device", "launch_graph_us", "launch_us", "limits", "torch", "triton")
-    return {
-        **{k: report.get(k) for k in keep},
-        "reference_is_impl": target_name == "solution",
-        "rows": rows,
-    }
+    """A bench report (`BenchReport.to_json()`) as the bench process wrote it, the bench record
+    (tutor.bench.record) tests/recorded.py judges again."""
+    record = BenchRecord.from_json(report)
+    record.reference_is_impl = target_name == "solution"
+    return record.to_json()
 
 
 def main() -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import math
 import sys
@@ -26,6 +27,7 @@ from tutor import bench
 from tutor.bench import child as bench_child
 from tutor.bench import isolated as bench_isolated
 from tutor.bench.recipe import DTYPES, RecipeError, load_recipes
+from tutor.bench.record import BenchRecord, BenchRow, CaseTimes, Rates, RecordError, SideTimes
 from tutor.course.catalogue import BenchCase
 from tutor.course.progress import ProgressStore
 from tutor.dev import check as devcheck
@@ -294,11 +296,19 @@ def test_a_graph_that_cannot_be_captured_is_named_and_the_others_keep_their_time
     op = load_recipes(ROOT / "drills" / "bench" / "t0.py")["add"]
     base = op.inputs({"n": 1024}, "float32", "cpu")
     fns = {"eager": op.eager, "reference": op.eager, "mine": op.eager}
-    row = {"bytes": 3 * 4096, "us": dict.fromkeys(fns, 1.0), "graph_us": {}, "errors": {}}
+    row = _timed_row(fns, bytes=3 * 4096)
     bench_child._graph_times(op, fns, base, row, l2=50 * 2**20)
     assert list(captured) == ["eager", "reference", "mine"]  # the learner's captured last
-    assert row["graph_us"] == {"eager": 3.0, "reference": 2.0}
-    assert row["errors"] == {"mine (graph)": "RuntimeError: capture failed"}
+    assert row.times.graph() == {"eager": 3.0, "reference": 2.0}
+    assert row.errors == {"mine (graph)": "RuntimeError: capture failed"}
+
+
+def _timed_row(fns: dict, **fields) -> BenchRow:
+    """A case whose sides in `fns` have a per-call time, as after do_bench."""
+    row = BenchRow(label="add n=1024 float32", **fields)
+    for name in fns:
+        row.times.of(name).per_call_us = 1.0
+    return row
 
 
 def test_a_decode_shape_is_timed_in_turn_with_a_copy_of_its_own_bytes(monkeypatch):
@@ -315,14 +325,14 @@ def test_a_decode_shape_is_timed_in_turn_with_a_copy_of_its_own_bytes(monkeypatc
     op = load_recipes(ROOT / "drills" / "bench" / "t0.py")["add"]
     base = op.inputs({"n": 1024}, "float32", "cpu")
     fns = {"eager": op.eager, "reference": op.eager}
-    row = {"bytes": 3 * 4096, "decode": True, "flops": None, "us": dict.fromkeys(fns, 1.0)}
-    row.update(graph_us={}, errors={})
+    row = _timed_row(fns, bytes=3 * 4096, decode=True)
     bench_child._graph_times(op, fns, base, row, l2=50 * 2**20)
     assert list(captured) == ["eager", "reference", bench_child.COPY_FLOOR]
     assert captured[bench_child.COPY_FLOOR].nbytes == 3 * 4096 // 2
-    assert row["graph_us"] == {"eager": 3.0, "reference": 2.0}
-    assert row["copy_floor_graph_us"] == 1.5
-    assert bench.row_from_child(row, 4273.0).copy_floor_graph_us == 1.5
+    # the copy is a side of its own, with a graph time and no per-call time
+    assert row.times.graph() == {"eager": 3.0, "reference": 2.0, "copy_floor": 1.5}
+    assert row.times.copy_floor == SideTimes(per_call_us=None, graph_us=1.5)
+    assert BenchRow.from_json(row.to_json()).times.copy_floor.graph_us == 1.5
 
 
 def test_a_graph_that_breaks_while_replayed_is_named_and_the_others_are_timed_again(monkeypatch):
@@ -382,23 +392,34 @@ def test_long_graphs_warm_the_card_before_they_are_timed_and_short_ones_barely()
 # ---- the report's text and the best times -------------------------------------------------------
 
 
-def _row(label="softmax m=4096 n=8192 bfloat16", us=36.5, **extra) -> bench.BenchRow:
+def _row(
+    label="softmax m=4096 n=8192 bfloat16",
+    us=36.5,
+    graph_us=None,
+    times: dict[str, SideTimes] | None = None,
+    rates: dict[str, float] | None = None,
+    **extra,
+) -> bench.BenchRow:
+    """A timed case: the file's per-call time `us` and graph time `graph_us`, the reference's
+    and eager's per-call times unless `times` gives a side's own, GB/s and % of copy from `us`
+    and any other rate as `rates` gives it."""
     fields = dict(
         function="softmax",
         shape={"m": 4096, "n": 8192},
         dtype="bfloat16",
         bytes=134_217_728,
         large=True,
-        impl_us=us,
-        reference_us=36.0,
-        eager_us=131.7,
-        compile_us=None,
         errors={"compile": "BackendCompilerFailed: no compiler"},
     )
     fields.update(extra)
     row = bench.BenchRow(label=label, **fields)
-    row.gbps = row.bytes / (us * 1e-6) / 1e9
-    row.pct_copy = 100 * row.gbps / 4273
+    row.times.mine = SideTimes(us, graph_us)
+    row.times.reference = SideTimes(36.0)
+    row.times.eager = SideTimes(131.7)
+    for side, side_times in (times or {}).items():
+        setattr(row.times, side, side_times)
+    gbps = row.bytes / (us * 1e-6) / 1e9
+    row.rates = Rates(gbps=gbps, pct_copy=100 * gbps / 4273, **(rates or {}))
     return row
 
 
@@ -450,7 +471,7 @@ def test_format_report_is_a_table_within_100_columns():
     assert fused.split()[-1] == "2.10"
     assert "torch.compile: BackendCompilerFailed" in text
     # a decode shape's floor, a copy of its bytes, shown beside it and said in the legend
-    decode.copy_floor_graph_us = 1.64
+    decode.times.copy_floor.graph_us = 1.64
     text = bench.format_report(_report(_row(), decode))
     lines = text.splitlines()
     assert max(len(line) for line in lines) <= 100
@@ -461,12 +482,12 @@ def test_format_report_is_a_table_within_100_columns():
 
 
 def test_the_legend_says_what_the_compile_column_ran_where_it_was_not_eager_compiled():
-    plain = _row(compile_us=40.0, errors={})
+    plain = _row(times={"compile": SideTimes(40.0)}, errors={})
     assert "torch.compile's" not in bench.format_report(_report(plain))
     attention = _row(
         "attention b=4 h=32 s=1024 d=128 causal=0 bfloat16",
         160.0,
-        compile_us=190.0,
+        times={"compile": SideTimes(190.0)},
         compiled_as="flex_attention",
         errors={},
     )
@@ -508,6 +529,88 @@ def test_record_best_ignores_cases_that_were_not_timed(tmp_path):
     untimed = bench.BenchRow(label="softmax m=4 n=4 bfloat16", errors={"mine": "boom"})
     assert bench.record_best(store, _report(untimed)) == []
     assert store.drill("t2").best_bench == {}
+
+
+# ---- the bench record ---------------------------------------------------------------------------
+
+
+def test_a_bench_record_reads_back_what_it_wrote_its_rates_derived():
+    row = BenchRow(
+        "matmul m=4096 n=4096 k=4096 bfloat16",
+        "matmul",
+        {"m": 4096, "n": 4096, "k": 4096},
+        "bfloat16",
+        bytes=100_663_296,
+        flops=2 * 4096**3,
+        errors={"compile": "BackendCompilerFailed: no compiler"},
+        facts={"mine": {"launches": [{"kernel": "_matmul", "n_regs": 128}], "kernels": []}},
+        perf=[{"id": "small-tiles", "text": "32x32 tiles", "numbers": {"tile": "32x32"}}],
+        perf_verdict="small-tiles",
+    )
+    row.times.mine = SideTimes(200.0, 180.0)
+    row.times.reference = SideTimes(190.0, 170.0)
+    record = BenchRecord(
+        "m1",
+        "mine.py",
+        BenchStatus.TIMED,
+        device="NVIDIA H100",
+        versions={"triton": "3.6.0"},
+        copy_gbps=3000.0,
+        matmul_tflops=800.0,
+        rows=[row],
+    )
+    data = json.loads(json.dumps(record.to_json()))
+    assert data["schema"] == 2
+    assert data["rows"][0]["times"]["mine"] == {"per_call_us": 200.0, "graph_us": 180.0}
+    again = BenchRecord.from_json(data)
+    assert dataclasses.replace(again, rows=[]) == dataclasses.replace(record, rows=[])
+    assert dataclasses.replace(again.rows[0], rates=Rates()) == row  # every field as written
+    rates = again.rows[0].rates  # 2 * 4096^3 FLOPs in 200 µs; 96 MiB in 200 µs, 180 in a graph
+    assert round(rates.tflops) == 687 and round(rates.pct_matmul) == 86
+    assert round(rates.gbps) == 503 and round(rates.pct_copy) == 17
+    assert round(rates.graph_gbps) == 559 and round(rates.graph_pct_copy) == 19
+
+
+def test_a_record_in_the_bench_processs_first_layout_reads_each_time_under_its_one_name():
+    """tests/data keeps benches recorded on GPUs as the bench process wrote them before the
+    record (no `schema`): per-side `us` and `graph_us`, two graph times beside them."""
+    first = {
+        "device": "NVIDIA H200",
+        "triton": "3.6.0",
+        "copy_gbps": 4096.0,
+        "reference_is_impl": True,
+        "rows": [
+            {
+                "label": "softmax m=16 n=4096 bfloat16",
+                "bytes": 262_144,
+                "decode": True,
+                "us": {"mine": 5.1, "reference": 5.1, "eager": 9.0, "compile": 7.0},
+                "graph_us": {"mine": 2.0, "eager": 3.0, "compile": 2.5},
+                "reference_beside_compile_us": 2.4,
+                "copy_floor_graph_us": 1.6,
+            }
+        ],
+    }
+    record = BenchRecord.from_json(first)
+    (row,) = record.rows
+    assert row.times == CaseTimes(
+        mine=SideTimes(5.1, 2.0),
+        reference=SideTimes(5.1),
+        eager=SideTimes(9.0, 3.0),
+        compile=SideTimes(7.0, 2.5),
+        reference_beside_compile=SideTimes(graph_us=2.4),
+        copy_floor=SideTimes(graph_us=1.6),
+    )
+    assert record.versions == {"triton": "3.6.0"} and record.reference_is_impl
+    assert row.rates.graph_pct_copy == pytest.approx(100 * 262_144 / 2e-6 / 1e9 / 4096.0)
+    assert record.status == BenchStatus.ERROR  # it does not say it was timed
+
+
+def test_json_that_is_no_record_this_tutor_reads_is_refused():
+    with pytest.raises(RecordError, match="schema 3: this tutor reads 1 and 2"):
+        BenchRecord.from_json({"schema": 3, "rows": []})
+    with pytest.raises(RecordError, match="a JSON object"):
+        BenchRecord.from_json([])
 
 
 # ---- bench_drill without a GPU ------------------------------------------------------------------
@@ -575,12 +678,17 @@ if mode == "sleep":
 if mode == "crash":
     print("Fatal Python error: Segmentation fault", flush=True)
     sys.exit(3)
-row = {{"label": "softmax m=4096 n=8192 bfloat16", "function": "softmax",
-        "shape": {{"m": 4096, "n": 8192}}, "dtype": "bfloat16", "bytes": 134217728,
-        "decode": False, "large": True, "us": {{"mine": 36.5, "eager": 131.7, "reference": 36.0}},
-        "graph_us": {{}}, "max_diff": {{"reference": 0.0}}, "errors": {{}}, "notes": []}}
-json.dump({{"status": "timed", "device": "NVIDIA H200", "copy_gbps": 4273.0, "launch_us": 2.9,
-           "rows": [row], "notes": []}}, open(out, "w"))
+from tutor.bench.record import BenchRecord, BenchRow, SideTimes
+row = BenchRow("softmax m=4096 n=8192 bfloat16", "softmax", {{"m": 4096, "n": 8192}}, "bfloat16",
+               bytes=134217728, large=True, max_diff={{"reference": 0.0}})
+row.times.mine, row.times.eager = SideTimes(36.5), SideTimes(131.7)
+row.times.reference = SideTimes(36.0)
+record = BenchRecord("t2", "x.py", "timed", device="NVIDIA H200", copy_gbps=4273.0,
+                     launch_us=2.9, rows=[row])
+data = record.to_json()
+if mode == "newer":
+    data["schema"] = 99
+json.dump(data, open(out, "w"))
 print("[bench] done", flush=True)
 """
 
@@ -608,9 +716,18 @@ def test_the_bench_process_report_is_read_into_rows(catalogue, tmp_path):
     assert report.timed, (report.message, report.output)
     assert lines == ["[bench] done"]
     (row,) = report.rows
-    times = (row.impl_us, row.reference_us, row.eager_us, row.compile_us)
-    assert times == (36.5, 36.0, 131.7, None)
-    assert round(row.gbps) == 3677 and round(row.pct_copy) == 86
+    times = row.times
+    per_call = (times.mine, times.reference, times.eager, times.compile)
+    assert [side.per_call_us for side in per_call] == [36.5, 36.0, 131.7, None]
+    assert round(row.rates.gbps) == 3677 and round(row.rates.pct_copy) == 86
+
+
+def test_a_bench_record_of_a_newer_tutor_is_named_not_read(catalogue, tmp_path):
+    report = bench.bench_drill(
+        catalogue, "t2", "solutions", verify=False, python=_fake_python(tmp_path, "newer"), gpu=True
+    )
+    assert report.status == BenchStatus.ERROR and report.rows == []
+    assert report.message == "report.json: bench record schema 99: this tutor reads 1 and 2"
 
 
 def test_the_bench_process_is_told_the_learners_language(catalogue, tmp_path):
@@ -646,7 +763,7 @@ def test_compile_columns_start_together_only_under_the_cards_lock(monkeypatch, t
         besides.add(beside)
         started.append(case.label)
         release.wait(30)
-        return {"us": 1.0, "label": case.label}
+        return {"per_call_us": 1.0, "label": case.label}
 
     monkeypatch.setattr(bench_child, "isolated", fake_isolated)
     if locked:
@@ -756,10 +873,10 @@ def test_bench_process_logic_on_the_cpu(monkeypatch, tmp_path, catalogue):
         BenchCase("fused_add_rmsnorm", {"t": 4, "h": 64}),
         BenchCase("silu_and_mul", {"t": 300, "i": 40}),
     ]
-    report = {"rows": [], "notes": [], "l2_bytes": 1 << 16}
+    record = BenchRecord("f3", str(mine), BenchStatus.RUNNING, l2_bytes=1 << 16)
     out = tmp_path / "report.json"
     bench_child.bench_cases(
-        report,
+        record,
         out,
         drill,
         cases,
@@ -768,16 +885,21 @@ def test_bench_process_logic_on_the_cpu(monkeypatch, tmp_path, catalogue):
         catalogue.paths.bench_recipe("f3"),
         with_compile=False,
     )
-    assert report["status"] == BenchStatus.TIMED
-    assert json.loads(out.read_text())["rows"] == json.loads(json.dumps(report["rows"]))
-    fused, silu = report["rows"]
-    assert fused["us"] == {"mine": 10.0, "eager": 10.0}
-    assert fused["errors"]["reference"].startswith("RuntimeError: boom")
-    assert fused["decode"] and fused["graph_us"] == {"eager": 0.5, "mine": 0.5}
-    assert fused["max_diff"]["mine"] == 0.0 and fused["notes"] == []
-    assert not silu["decode"] and silu["graph_us"] == {"eager": 0.5, "mine": 0.5}  # every shape
-    assert any("your kernel differs from torch eager" in note for note in silu["notes"])
-    assert "reference: broken.py does not define silu_and_mul" in report["notes"]
+    assert record.status == BenchStatus.TIMED
+    written = json.loads(out.read_text())  # as after the last case (main writes the status)
+    assert written["rows"] == json.loads(json.dumps(record.to_json(), default=str))["rows"]
+    assert [row.times for row in BenchRecord.from_json(written).rows] == [
+        row.times for row in record.rows
+    ]
+    fused, silu = record.rows
+    assert fused.times.per_call() == {"mine": 10.0, "eager": 10.0}
+    assert fused.errors["reference"].startswith("RuntimeError: boom")
+    # a decode shape: beside the kernels' graphs, a copy of its bytes
+    assert fused.decode and fused.times.graph() == {"eager": 0.5, "mine": 0.5, "copy_floor": 0.5}
+    assert fused.max_diff["mine"] == 0.0 and fused.notes == []
+    assert not silu.decode and silu.times.graph() == {"eager": 0.5, "mine": 0.5}  # every shape
+    assert any("your kernel differs from torch eager" in note for note in silu.notes)
+    assert "reference: broken.py does not define silu_and_mul" in record.notes
 
 
 def test_anchors_are_measured_once_per_card_and_software(monkeypatch, tmp_path):
@@ -789,9 +911,10 @@ def test_anchors_are_measured_once_per_card_and_software(monkeypatch, tmp_path):
     monkeypatch.setattr(bench_child, "_matmul_tflops", lambda: measured.append("matmul") or 790.0)
     monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
     cache = tmp_path / ".tutor" / "bandwidth.json"
-    info = {"device": "NVIDIA H200", "torch": "2.11", "triton": "3.6", "notes": []}
-    first = bench_child._anchors(cache, dict(info), remeasure=False)
-    again = bench_child._anchors(cache, dict(info), remeasure=False)
+    info = BenchRecord("t2", "x.py", BenchStatus.RUNNING, device="NVIDIA H200", torch="2.11")
+    info.versions = {"triton": "3.6"}
+    first = bench_child._anchors(cache, info, remeasure=False)
+    again = bench_child._anchors(cache, info, remeasure=False)
     assert (
         first
         == again
@@ -803,8 +926,9 @@ def test_anchors_are_measured_once_per_card_and_software(monkeypatch, tmp_path):
         }
     )
     assert measured == ["copy", "launch", "matmul"]
-    bench_child._anchors(cache, {**info, "triton": "3.9"}, remeasure=False)
-    bench_child._anchors(cache, dict(info), remeasure=True)
+    newer_triton = dataclasses.replace(info, versions={"triton": "3.9"})
+    bench_child._anchors(cache, newer_triton, remeasure=False)
+    bench_child._anchors(cache, info, remeasure=True)
     assert measured == ["copy", "launch", "matmul"] * 3
     assert set(json.loads(cache.read_text())["devices"]) == {"NVIDIA H200"}
 
@@ -955,10 +1079,8 @@ def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
         bytes=524_288,
         large=False,
         decode=True,
-        compile_us=3.0,
         graph_us=2.6,
-        compile_graph_us=2.4,
-        copy_floor_graph_us=2.0,
+        times={"compile": SideTimes(3.0, 2.4), "copy_floor": SideTimes(graph_us=2.0)},
         errors={},
     )
     # few rows, but 64 MB to move (15.7 µs at copy bandwidth): no empty launch comes near it
@@ -970,13 +1092,13 @@ def test_gpu_report_renders_verdicts_benches_and_targets(gpu_report, catalogue):
         30.0,
         shape={"m": 4096, "n": 1000},
         graph_us=10.0,
-        compile_graph_us=12.0,
-        graph_pct_copy=38.4,
+        times={"compile": SideTimes(graph_us=12.0)},
+        rates={"graph_pct_copy": 38.4},
     )
     state.benches["t2"] = _report(_row(), decode, graphed, streaming)
     state.independent[("t2", graphed.label)] = {
-        "eager": {"us": 29.0, "graph_us": 9.5},
-        "compile": {"us": 31.0, "graph_us": 11.0},
+        "eager": {"per_call_us": 29.0, "graph_us": 9.5},
+        "compile": {"per_call_us": 31.0, "graph_us": 11.0},
     }
     gpu_report._step(state, "verdicts", lambda: None)
     gpu_report._step(state, "bench t2", lambda: 1 / 0)  # a failed step is timed as well
@@ -1023,15 +1145,21 @@ def test_the_compile_target_is_judged_on_the_two_graphs_timed_in_turn_in_compile
     (9.60 µs) against the kernel's in the bench process (10.00) would be 1.04x, not met; the
     kernel timed in turn with compile there (9.70) is 1.01x, met."""
     state = gpu_report.State(date="2026-01-02", started=time.monotonic(), options={})
-    both = dict(graph_us=10.0, compile_graph_us=9.6)
+    compiled = SideTimes(graph_us=9.6)
     paired = _row(
         "softmax m=4096 n=2048 bfloat16",
         12.0,
+        graph_us=10.0,
         shape={"m": 4096, "n": 2048},
-        reference_beside_compile_us=9.7,
-        **both,
+        times={"compile": compiled, "reference_beside_compile": SideTimes(graph_us=9.7)},
     )
-    alone = _row("softmax m=4096 n=1024 bfloat16", 12.0, shape={"m": 4096, "n": 1024}, **both)
+    alone = _row(
+        "softmax m=4096 n=1024 bfloat16",
+        12.0,
+        graph_us=10.0,
+        shape={"m": 4096, "n": 1024},
+        times={"compile": compiled},
+    )
     state.benches["t2"] = _report(paired, alone)
     found = {t["case"]: t for t in gpu_report.targets(state) if "torch.compile" in t["target"]}
     assert found["t2 softmax m=4096 n=2048"] == {
@@ -1052,8 +1180,10 @@ def test_the_compile_target_names_what_torch_compile_ran_where_the_recipe_says(g
         function="attention",
         shape={"b": 4, "h": 32, "s": 1024, "d": 128, "causal": 0},
         graph_us=150.0,
-        compile_graph_us=180.0,
-        reference_beside_compile_us=151.0,
+        times={
+            "compile": SideTimes(graph_us=180.0),
+            "reference_beside_compile": SideTimes(graph_us=151.0),
+        },
         compiled_as="flex_attention",
     )
     state.benches["m3"] = _report(attention)
@@ -1068,20 +1198,22 @@ def test_rows_read_twice_are_judged_against_eager_compile_and_liger_not_copy_ban
     gpu_report,
 ):
     state = gpu_report.State(date="2026-01-02", started=time.monotonic(), options={})
-    long_rows = dict(function="softmax_online", graph_us=108.8, eager_graph_us=174.6)
+    long_rows = dict(
+        function="softmax_online", graph_us=108.8, times={"eager": SideTimes(131.7, 174.6)}
+    )
     twice = _row(
         "softmax_online m=1024 n=65536 bfloat16",
         111.3,
         shape={"m": 1024, "n": 65536},
         rereads=True,
-        graph_pct_copy=81.7,
+        rates={"graph_pct_copy": 81.7},
         **long_rows,
     )
     once = _row(
         "softmax_online m=4096 n=8192 bfloat16",
         49.9,
         shape={"m": 4096, "n": 8192},
-        graph_pct_copy=80.0,
+        rates={"graph_pct_copy": 80.0},
         **long_rows,
     )
     state.benches["t4"] = _report(twice, once)
@@ -1161,31 +1293,67 @@ def test_a_gpu_report_is_named_by_what_it_covers_and_never_replaces_one(gpu_repo
 
 
 def test_a_reports_timed_cases_become_csv_rows_with_the_reference_beside_compile(gpu_report):
-    timed = {"device": "NVIDIA H100", "rows": [
-        {"label": "softmax m=4096 n=1000 bfloat16", "dtype": "bfloat16", "impl_us": 10.456,
-         "graph_us": 5.414, "compile_graph_us": 6.571, "reference_beside_compile_us": 5.52},
-        {"label": "softmax m=4096 n=8192 bfloat16", "impl_us": None},  # never reached
-        {"label": "softmax m=16 n=4096 bfloat16", "impl_us": 5.1, "copy_floor_graph_us": 1.641},
-    ]}  # fmt: skip
+    graphed = BenchRow("softmax m=4096 n=1000 bfloat16", dtype="bfloat16")
+    graphed.times.mine = SideTimes(per_call_us=10.456, graph_us=5.414)
+    graphed.times.compile.graph_us = 6.571
+    graphed.times.reference_beside_compile.graph_us = 5.52
+    never_reached = BenchRow("softmax m=4096 n=8192 bfloat16")
+    decode = BenchRow("softmax m=16 n=4096 bfloat16")
+    decode.times.mine.per_call_us = 5.1
+    decode.times.copy_floor.graph_us = 1.641
+    timed = bench.BenchReport(
+        "t2", "x.py", BenchStatus.TIMED, device="NVIDIA H100", rows=[graphed, never_reached, decode]
+    ).to_json()
     data = {"date": "2026-12-05", "env": {"torch": "2.11"}, "benches": {"t2": timed}}
-    row, decode = gpu_report.bench_rows(data, "2026-12-05/bench-t2")
+    row, decode_row = gpu_report.bench_rows(data, "2026-12-05/bench-t2")
     assert (row["device"], row["torch"], row["drill"]) == ("NVIDIA H100", "2.11", "t2")
-    assert (row["graph_us"], row["do_bench_us"], row["compile_graph_us"]) == (5.41, 10.46, 6.57)
-    assert row["reference_beside_compile_us"] == 5.52
-    assert (row["copy_floor_graph_us"], decode["copy_floor_graph_us"]) == ("", 1.64)
+    mine = (row["mine_graph_us"], row["mine_per_call_us"], row["compile_graph_us"])
+    assert mine == (5.41, 10.46, 6.57)
+    assert row["reference_beside_compile_graph_us"] == 5.52
+    assert (row["copy_floor_graph_us"], decode_row["copy_floor_graph_us"]) == ("", 1.64)
     assert set(row) <= set(gpu_report.BENCH_COLUMNS)
 
 
 def test_the_bench_csv_keeps_every_reports_rows_and_replaces_a_reports_own(gpu_report, tmp_path):
     table = tmp_path / "bench.csv"
-    row = lambda report, us: {"report": report, "drill": "t2", "do_bench_us": us}  # noqa: E731
+    row = lambda report, us: {"report": report, "drill": "t2", "mine_per_call_us": us}  # noqa: E731
     gpu_report.update_bench_csv(table, "2026-12-01/bench-t2", [row("2026-12-01/bench-t2", 40.0)])
     gpu_report.update_bench_csv(table, "2026-12-02/bench-t2", [row("2026-12-02/bench-t2", 37.0)])
     gpu_report.update_bench_csv(table, "2026-12-02/bench-t2", [row("2026-12-02/bench-t2", 36.5)])
     gpu_report.update_bench_csv(table, "2026-12-02/verdicts-t2", [])  # timed nothing
     with table.open(newline="") as text:
-        rows = [(r["report"], r["do_bench_us"]) for r in csv.DictReader(text)]
+        rows = [(r["report"], r["mine_per_call_us"]) for r in csv.DictReader(text)]
     assert rows == [("2026-12-01/bench-t2", "40.0"), ("2026-12-02/bench-t2", "36.5")]
+
+
+def test_a_bench_csv_of_the_old_column_names_keeps_every_value_under_todays(gpu_report, tmp_path):
+    """Before the bench record (tutor.bench.record) three columns had other names; a file
+    written then is read by today's names, and written again with them, nothing lost."""
+    table = tmp_path / "bench.csv"
+    table.write_bytes(
+        b"date,report,drill,case,graph_us,do_bench_us,reference_beside_compile_us\r\n"
+        b"2026-12-01,2026-12-01/bench-t2,t2,softmax m=4096 n=1000 bfloat16,5.41,10.46,5.52\r\n"
+    )
+    new = {"report": "2026-12-02/bench-t2", "drill": "t2", "mine_per_call_us": 9.9}
+    gpu_report.update_bench_csv(table, "2026-12-02/bench-t2", [new])
+    with table.open(newline="") as text:
+        assert tuple(next(csv.reader(text))) == gpu_report.BENCH_COLUMNS
+    old, _ = gpu_report.read_bench_csv(table)
+    assert (old["case"], old["mine_graph_us"], old["mine_per_call_us"]) == (
+        "softmax m=4096 n=1000 bfloat16",
+        "5.41",
+        "10.46",
+    )
+    assert old["reference_beside_compile_graph_us"] == "5.52"
+
+
+def test_the_committed_bench_csv_has_the_columns_the_report_writes(gpu_report):
+    """docs/reports/bench.csv keeps every run's rows under the report's own column names."""
+    table = ROOT / "docs" / "reports" / "bench.csv"
+    with table.open(newline="", encoding="utf-8") as text:
+        assert tuple(next(csv.reader(text))) == gpu_report.BENCH_COLUMNS
+    rows = gpu_report.read_bench_csv(table)
+    assert len(rows) > 600 and all(row["mine_per_call_us"] for row in rows)
 
 
 def test_gpu_report_survives_a_failing_bench_and_writes_its_files(
@@ -1233,12 +1401,12 @@ def test_gpu_report_survives_a_failing_bench_and_writes_its_files(
     # The report was written after every step; its timed case is in the one CSV once.
     with (tmp_path / "docs" / "reports" / "bench.csv").open(newline="") as table:
         rows = list(csv.DictReader(table))
-    assert [(row["drill"], row["case"], row["do_bench_us"]) for row in rows] == [
+    assert [(row["drill"], row["case"], row["mine_per_call_us"]) for row in rows] == [
         ("t2", "softmax m=4096 n=8192 bfloat16", "36.5")
     ]
     assert rows[0]["report"] == f"{kept.parent.name}/bench-t1-t2"
     data = json.loads(md.with_suffix(".json").read_text())
-    assert data["benches"]["t2"]["rows"][0]["impl_us"] == 36.5
+    assert data["benches"]["t2"]["rows"][0]["times"]["mine"]["per_call_us"] == 36.5
 
 
 def test_gpu_report_lists_the_coach_verdict_of_every_perf_target(gpu_report, monkeypatch, tmp_path):
@@ -1271,9 +1439,10 @@ def test_gpu_report_lists_the_coach_verdict_of_every_perf_target(gpu_report, mon
 def test_gpu_report_allows_three_percent_against_torch_compile(gpu_report):
     """Issue 27's bar: a reference within 3% of torch.compile's time is at it; past that, not."""
     state = gpu_report.State(date="2026-01-02", started=time.monotonic(), options={})
+    compiled = {"compile": SideTimes(10.0)}
     state.benches["t2"] = _report(
-        _row("softmax m=4096 n=1000 bfloat16", 10.2, compile_us=10.0, shape={"m": 4096, "n": 1000}),
-        _row("softmax m=4096 n=2000 bfloat16", 10.4, compile_us=10.0, shape={"m": 4096, "n": 2000}),
+        _row("softmax m=4096 n=1000 bfloat16", 10.2, times=compiled, shape={"m": 4096, "n": 1000}),
+        _row("softmax m=4096 n=2000 bfloat16", 10.4, times=compiled, shape={"m": 4096, "n": 2000}),
     )
     met = {t["case"]: t["met"] for t in gpu_report.targets(state) if "torch.compile" in t["target"]}
     assert met == {"t2 softmax m=4096 n=1000": True, "t2 softmax m=4096 n=2000": False}
@@ -1291,7 +1460,7 @@ def test_a_share_just_short_of_its_target_is_not_printed_as_the_target(gpu_repor
         flops=2 * 4096**3,
         target=0.95,
         graph_us=212.67,
-        eager_graph_us=201.15,
+        times={"eager": SideTimes(131.7, 201.15)},
     )
     state.benches["m1"] = _report(matmul)
     (found,) = [t for t in gpu_report.targets(state) if "eager's speed" in t["target"]]

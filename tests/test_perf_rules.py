@@ -14,12 +14,13 @@ import copy
 import re
 
 import pytest
-from recorded import RECORDED, ROOT
+from recorded import RECORDED, ROOT, recorded_record
 
 from tutor.bench import rules
 from tutor.bench.coach import coach_rows
 from tutor.bench.occupancy import BLOCKS, REGISTERS, SHARED, WARPS, occupancy
 from tutor.bench.recipe import load_recipes
+from tutor.bench.record import BenchRecord, BenchRow
 from tutor.course.catalogue import load_catalogue
 from tutor.course.paths import CoursePaths
 from tutor.lang import i18n
@@ -34,21 +35,22 @@ def _levers(drill: str) -> dict:
     return {name: recipe.levers for name, recipe in recipes.items()}
 
 
-def _judged(entry: dict) -> dict:
-    report = copy.deepcopy(entry["report"])
-    coach_rows(report, _levers(entry["drill"]))
-    return report["rows"][0]
+def _judged(record: BenchRecord) -> BenchRow:
+    """The first case of a recorded bench, judged as the bench process judges it."""
+    record = copy.deepcopy(record)
+    coach_rows(record, _levers(record.drill))
+    return record.rows[0]
 
 
 @pytest.mark.parametrize("entry", BENCHES, ids=[f"{e['drill']}/{e['file']}" for e in BENCHES])
 def test_recorded_facts_get_their_perf_diagnosis(entry):
-    row = _judged(entry)
-    named = [finding["id"] for finding in row["perf"]]
+    row = _judged(recorded_record(entry))
+    named = [finding["id"] for finding in row.perf]
     if entry["expected"] == "none":
-        assert named in ([], ["slower"]), row["perf"]  # slower names no cause
+        assert named in ([], ["slower"]), row.perf  # slower names no cause
     else:
-        assert named and named[0] == entry["expected"], row["perf"]
-        assert row["perf"][0]["text"]  # a sentence with the learner's numbers
+        assert named and named[0] == entry["expected"], row.perf
+        assert row.perf[0]["text"]  # a sentence with the learner's numbers
 
 
 _CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -57,10 +59,10 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 @pytest.mark.parametrize("entry", BENCHES, ids=[f"{e['drill']}/{e['file']}" for e in BENCHES])
 def test_a_finding_in_chinese_has_the_same_id_and_numbers(entry):
-    english = _judged(entry)["perf"]
+    english = _judged(recorded_record(entry)).perf
     try:
         i18n.activate("zh")
-        chinese = _judged(entry)["perf"]
+        chinese = _judged(recorded_record(entry)).perf
     finally:
         i18n.activate("en")
     assert [f["id"] for f in chinese] == [f["id"] for f in english]
@@ -79,29 +81,30 @@ def test_every_shared_perf_diagnosis_is_recorded_twice():
     assert all(count >= 2 for count in counts.values()), counts
 
 
-def _entry(file: str) -> dict:
-    return next(e for e in BENCHES if e["file"] == file)
+def _record(file: str) -> BenchRecord:
+    """The recorded bench of `file`, a copy to change before it is judged."""
+    return recorded_record(next(e for e in BENCHES if e["file"] == file))
 
 
-def _first(entry: dict) -> str | None:
-    row = _judged(entry)
-    return row["perf"][0]["id"] if row["perf"] else None
+def _first(record: BenchRecord) -> str | None:
+    row = _judged(record)
+    return row.perf[0]["id"] if row.perf else None
 
 
 def test_without_spilled_registers_there_is_no_spills_claim():
-    entry = copy.deepcopy(_entry("perf-spills__one_warp.patch"))
-    for launch in entry["report"]["rows"][0]["facts"]["mine"]["launches"]:
+    record = _record("perf-spills__one_warp.patch")
+    for launch in record.rows[0].facts["mine"]["launches"]:
         launch["n_spills"] = 0
-    assert _first(entry) != "spills"
+    assert _first(record) != "spills"
 
 
 def test_tensor_cores_in_the_ptx_take_the_claim_away():
-    entry = copy.deepcopy(
+    record = recorded_record(
         next(e for e in BENCHES if e["drill"] == "m1" and "fp32_fma" in e["file"])
     )
-    for launch in entry["report"]["rows"][0]["facts"]["mine"]["launches"]:
+    for launch in record.rows[0].facts["mine"]["launches"]:
         launch["tensor_cores"] = True
-    assert _first(entry) != "no-tensor-cores"
+    assert _first(record) != "no-tensor-cores"
 
 
 @pytest.mark.parametrize("file", ["perf-small-tiles__32x32.patch", "perf-small-tiles__32x64.patch"])
@@ -110,36 +113,35 @@ def test_small_tiles_are_not_counted_against_a_grid_of_one_program_per_sm(file):
     # programs. A persistent reference launches one program per SM, each walking several
     # tiles: its program count says nothing of its tile size ("16384 tiles where the
     # reference uses 132").
-    entry = copy.deepcopy(_entry(file))
-    row = entry["report"]["rows"][0]
+    record = _record(file)
+    row = record.rows[0]
     for side in ("mine", "reference"):
-        for launch in row["facts"][side]["launches"]:
+        for launch in row.facts[side]["launches"]:
             launch.pop("dot_tiles", None)
-    assert _first(entry) == "small-tiles"
-    for launch in row["facts"]["reference"]["launches"]:
-        launch["programs"] = entry["report"]["limits"]["sms"]
-    assert _first(entry) != "small-tiles"
+    assert _first(record) == "small-tiles"
+    for launch in row.facts["reference"]["launches"]:
+        launch["programs"] = record.limits["sms"]
+    assert _first(record) != "small-tiles"
 
 
-def _with_dot_tiles(entry: dict, mine: list[int], reference: list[int]) -> dict:
-    entry = copy.deepcopy(entry)
-    facts = entry["report"]["rows"][0]["facts"]
+def _with_dot_tiles(record: BenchRecord, mine: list[int], reference: list[int]) -> BenchRecord:
+    facts = record.rows[0].facts
     for side, tile in (("mine", mine), ("reference", reference)):
         for launch in facts[side]["launches"]:
             launch["dot_tiles"] = [tile]
-    return entry
+    return record
 
 
 def test_small_tiles_read_from_the_ir_hold_against_a_persistent_reference():
     # With the tiles each tl.dot multiplies (tutor.bench.facts.dot_tiles, recorded on the
     # H100), a reference of one program per SM no longer hides how small the learner's tiles are.
-    entry = copy.deepcopy(_entry("perf-small-tiles__32x32.patch"))
-    facts = entry["report"]["rows"][0]["facts"]
+    record = _record("perf-small-tiles__32x32.patch")
+    facts = record.rows[0].facts
     assert [launch["dot_tiles"] for launch in facts["mine"]["launches"]] == [[[32, 32, 32]]]
     assert [launch["dot_tiles"] for launch in facts["reference"]["launches"]] == [[[128, 256, 64]]]
-    for launch in entry["report"]["rows"][0]["facts"]["reference"]["launches"]:
-        launch["programs"] = entry["report"]["limits"]["sms"]
-    finding = _judged(entry)["perf"][0]
+    for launch in facts["reference"]["launches"]:
+        launch["programs"] = record.limits["sms"]
+    finding = _judged(record).perf[0]
     assert finding["id"] == "small-tiles"
     numbers = finding["numbers"]
     assert (numbers["tile"], numbers["ref_tile"]) == ("32x32", "128x256")
@@ -149,71 +151,75 @@ def test_small_tiles_read_from_the_ir_hold_against_a_persistent_reference():
 
 def test_a_persistent_kernel_of_small_tiles_is_named_from_its_ir():
     # One program per SM looks like huge tiles to a count of programs; the IR says 32x32.
-    entry = _with_dot_tiles(_entry("perf-small-tiles__32x32.patch"), [32, 32, 32], [128, 256, 64])
-    for launch in entry["report"]["rows"][0]["facts"]["mine"]["launches"]:
-        launch["programs"] = entry["report"]["limits"]["sms"]
-    assert _first(entry) == "small-tiles"
+    record = _with_dot_tiles(_record("perf-small-tiles__32x32.patch"), [32, 32, 32], [128, 256, 64])
+    for launch in record.rows[0].facts["mine"]["launches"]:
+        launch["programs"] = record.limits["sms"]
+    assert _first(record) == "small-tiles"
 
 
 def test_tiles_as_large_as_the_reference_are_not_small_however_many_programs():
     # A kernel that splits K, or walks no tiles at all per program, still multiplies big tiles.
-    entry = _with_dot_tiles(_entry("perf-small-tiles__32x32.patch"), [128, 128, 64], [128, 256, 64])
-    assert _first(entry) != "small-tiles"
+    record = _with_dot_tiles(
+        _record("perf-small-tiles__32x32.patch"), [128, 128, 64], [128, 256, 64]
+    )
+    assert _first(record) != "small-tiles"
 
 
 def test_a_host_that_keeps_up_is_not_host_bound():
-    entry = copy.deepcopy(_entry("perf-host-bound__chunk_launches.patch"))
-    row = entry["report"]["rows"][0]
-    row["us"]["mine"] = row["graph_us"]["mine"] * 1.05
-    assert _first(entry) != "host-bound"
+    record = _record("perf-host-bound__chunk_launches.patch")
+    mine = record.rows[0].times.mine
+    mine.per_call_us = mine.graph_us * 1.05
+    assert _first(record) != "host-bound"
 
 
 def test_a_kernel_as_fast_as_the_reference_gets_no_diagnosis():
-    entry = copy.deepcopy(_entry("perf-spills__one_block_rows.patch"))
-    row = entry["report"]["rows"][0]
-    row["graph_us"]["mine"] = row["graph_us"]["reference"] * 1.05
-    judged = _judged(entry)
-    assert judged["perf"] == [] and judged["perf_verdict"] == rules.AT_REFERENCE
+    record = _record("perf-spills__one_block_rows.patch")
+    times = record.rows[0].times
+    times.mine.graph_us = times.reference.graph_us * 1.05
+    judged = _judged(record)
+    assert judged.perf == [] and judged.perf_verdict == rules.AT_REFERENCE
 
 
 def test_a_causal_case_without_its_plain_twin_claims_no_skip():
-    entry = copy.deepcopy(next(e for e in BENCHES if e["file"].startswith("perf-no-causal-skip")))
-    entry["report"]["rows"] = entry["report"]["rows"][:1]  # the causal case alone
-    assert _first(entry) != "no-causal-skip"
+    record = recorded_record(
+        next(e for e in BENCHES if e["file"].startswith("perf-no-causal-skip"))
+    )
+    record.rows = record.rows[:1]  # the causal case alone
+    assert _first(record) != "no-causal-skip"
 
 
-def _drill_entry(drill: str, file: str) -> dict:
-    return copy.deepcopy(next(e for e in BENCHES if e["drill"] == drill and e["file"] == file))
+def _drill_record(drill: str, file: str) -> BenchRecord:
+    return recorded_record(next(e for e in BENCHES if e["drill"] == drill and e["file"] == file))
 
 
 @pytest.mark.parametrize(
     "file", ["perf-second-read__forward_reread.py", "perf-second-read__three_passes.py"]
 )
 def test_a_second_read_is_claimed_only_where_the_reference_reads_once(file):
-    entry = _drill_entry("t4", file)
-    assert _first(entry) == "second-read"
-    row = entry["report"]["rows"][0]  # 4096 x 8192: the reference reads each row once
-    row["graph_us"]["reference"] = row["graph_us"]["mine"] / 1.2  # as if it read twice too
-    assert _first(entry) != "second-read"
+    record = _drill_record("t4", file)
+    assert _first(record) == "second-read"
+    times = record.rows[0].times  # 4096 x 8192: the reference reads each row once
+    times.reference.graph_us = times.mine.graph_us / 1.2  # as if it read twice too
+    assert _first(record) != "second-read"
 
 
 def test_a_second_walk_that_finds_the_row_in_the_l2_is_not_named():
     """The same kernel that was 1.31x on the H200 (recorded under its old name above) was
     1.15x on an H100, whose L2 still held each row for the second walk: no cause is claimed."""
-    entry = _drill_entry("t4", "correct__walks_rows_twice.py")
-    assert "H100" in entry["report"]["device"]
-    assert _first(entry) is None
+    record = _drill_record("t4", "correct__walks_rows_twice.py")
+    assert "H100" in record.device
+    assert _first(record) is None
 
 
 def test_a_second_read_defers_to_spills_in_the_compile_facts():
-    entry = _drill_entry("t4", "perf-second-read__three_passes.py")
-    for launch in entry["report"]["rows"][0]["facts"]["mine"]["launches"]:
+    record = _drill_record("t4", "perf-second-read__three_passes.py")
+    for launch in record.rows[0].facts["mine"]["launches"]:
         launch["n_spills"] = 40
-    assert _first(entry) == "spills"
+    assert _first(record) == "spills"
 
 
 def test_the_second_read_quotes_the_long_row_where_the_reference_reads_twice():
-    text = _judged(_drill_entry("t4", "perf-second-read__forward_reread.py"))["perf"][0]["text"]
+    text = _judged(_drill_record("t4", "perf-second-read__forward_reread.py")).perf[0]["text"]
     assert "65536" in text and "8192" in text
 
 
@@ -221,20 +227,20 @@ def test_the_second_read_quotes_the_long_row_where_the_reference_reads_twice():
     "file", ["perf-exp2__natural_exp.patch", "perf-exp2__scaled_inside_exp.patch"]
 )
 def test_exp2_rests_on_the_denormal_exponentials_in_the_ptx(file):
-    entry = _drill_entry("m3", file)
-    assert _first(entry) == "exp2"
-    mine = entry["report"]["rows"][0]["facts"]["mine"]["launches"]
+    record = _drill_record("m3", file)
+    assert _first(record) == "exp2"
+    mine = record.rows[0].facts["mine"]["launches"]
     assert all(launch["exp_denormal"] == launch["exp_ops"] > 0 for launch in mine)
     for launch in mine:
         launch["exp_denormal"] = 0  # every exponential an exp2
-    assert _first(entry) != "exp2"
+    assert _first(record) != "exp2"
 
 
 def test_exp2_is_not_claimed_when_the_yardstick_uses_tl_exp_too():
-    entry = _drill_entry("m3", "perf-exp2__natural_exp.patch")
-    for launch in entry["report"]["rows"][0]["facts"]["reference"]["launches"]:
+    record = _drill_record("m3", "perf-exp2__natural_exp.patch")
+    for launch in record.rows[0].facts["reference"]["launches"]:
         launch["exp_denormal"] = launch["exp_ops"]
-    assert _first(entry) != "exp2"
+    assert _first(record) != "exp2"
 
 
 # ---- occupancy and waves -----------------------------------------------------------------------

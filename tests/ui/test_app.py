@@ -15,6 +15,7 @@ from tui_helpers import SIZE, drill_screen, settle, shown_text, wait_until
 from tui_snapshot import region_text
 
 from tutor.bench import BenchReport, BenchRow
+from tutor.bench.record import Rates, SideTimes
 from tutor.course.progress import ProgressStore
 from tutor.run import results as r
 from tutor.states import BenchStatus, DrillStatus, RunStatus
@@ -576,7 +577,9 @@ async def test_bench_on_a_gpu_streams_and_records_the_report(make_app, recorder,
         report = BenchReport(
             drill=drill_id, impl=impl, status=BenchStatus.TIMED, device="NVIDIA H200"
         )
-        report.rows = [BenchRow(label="add n=1048576 float32", impl_us=12.5, gbps=1000.0)]
+        row = BenchRow(label="add n=1048576 float32", rates=Rates(gbps=1000.0))
+        row.times.mine = SideTimes(per_call_us=12.5)
+        report.rows = [row]
         return report
 
     app = make_app(force_cpu=False, gpu_probe=lambda: "NVIDIA H200", bench=fake_bench)
@@ -610,7 +613,8 @@ async def test_the_bench_tab_coaches_and_h_reveals_the_next_perf_stage(
             drill=drill_id, impl=impl, status=BenchStatus.TIMED, device="NVIDIA H200"
         )
         row = BenchRow(label="add n=1048576 float32", function="add", shape={"n": 1048576})
-        row.impl_us, row.graph_us, row.perf, row.perf_verdict = 50.0, 48.0, [spills], "spills"
+        row.times.mine = SideTimes(per_call_us=50.0, graph_us=48.0)
+        row.perf, row.perf_verdict = [spills], "spills"
         row.perf_ratio, row.yardstick = 1.65, "the reference"
         report.rows = [row]
         return report

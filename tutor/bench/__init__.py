@@ -10,6 +10,9 @@ time limit, like the tests, so this module never imports torch: whether there is
 out by the test run (its backend) or by the child. On the CPU nothing is timed and the report
 says why: Triton's interpreter runs the program instances one after another in Python, so its
 times say nothing about a GPU.
+
+The child writes a bench record (tutor.bench.record: each case's sides and times, one name for
+each); a BenchReport is that record read back, its rates derived, with how the bench was run.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from tutor.bench.explain import coach_lines, facts_table
 from tutor.bench.gpu_lock import LOCK_ENV, LOCK_FILE
 from tutor.bench.occupancy import occupancy
+from tutor.bench.record import SHOWN, BenchRecord, BenchRow, RecordError
 from tutor.bench.rules import Side
 from tutor.course import progress as p
 from tutor.course.catalogue import Catalogue
@@ -57,78 +61,11 @@ CPU_EXPLANATION = N_(
 
 
 @dataclass
-class BenchRow:
-    """One bench case. Times are microseconds (do_bench median, L2 flushed); None = not timed."""
+class BenchReport(BenchRecord):
+    """A bench as `tutor bench` ran it: the bench process's record (tutor.bench.record), and
+    what it asked for, how the drill's tests ended first, how long it all took."""
 
-    label: str
-    function: str = ""
-    shape: dict[str, int] = field(default_factory=dict)
-    dtype: str = ""
-    bytes: int = 0  # the fewest bytes read + written (the drill's bench recipe)
-    decode: bool = False  # a few rows: the time is mostly launch overhead
-    large: bool = False  # enough traffic that the target is a share of copy bandwidth
-    rereads: bool = False  # the reference must read the rows twice (recipe.Recipe.rereads)
-    compiled_as: str = ""  # what torch.compile's column ran, if not eager compiled (m3: flex)
-    flops: float | None = None  # floating-point operations of one call (compute-bound drills)
-    tflops: float | None = None  # flops / the learner's time
-    pct_matmul: float | None = None  # tflops as a percentage of the card's bf16 matmul rate
-    target: float | None = None  # the recipe's target (% of copy, or share of eager's speed)
-    graph_gbps: float | None = None  # bytes / GPU time per call in a CUDA graph
-    graph_pct_copy: float | None = None
-    impl_us: float | None = None
-    gbps: float | None = None
-    pct_copy: float | None = None  # GB/s as a percentage of the card's copy bandwidth
-    reference_us: float | None = None
-    eager_us: float | None = None
-    compile_us: float | None = None
-    graph_us: float | None = None  # the learner's kernel: GPU time per call in a CUDA graph
-    reference_graph_us: float | None = None
-    eager_graph_us: float | None = None
-    compile_graph_us: float | None = None
-    # The reference solution in torch.compile's own process, its graph timed in turn with
-    # compile's: the two compared at one clock (tutor.bench.isolated).
-    reference_beside_compile_us: float | None = None
-    # Decode shapes: a torch copy of the same bytes in a graph, timed in turn with the rest, the
-    # floor of their traffic (launch and one trip to DRAM; tutor.bench.child._copy_of).
-    copy_floor_graph_us: float | None = None
-    compile_s: float | None = None  # how long torch.compile took for this shape
-    max_diff: dict[str, float | None] = field(default_factory=dict)  # against torch eager
-    errors: dict[str, str] = field(default_factory=dict)  # implementation -> what went wrong
-    notes: list[str] = field(default_factory=list)
-    # The perf coach (tutor.bench.coach): each implementation's launches and GPU kernels, the
-    # yardstick the learner's kernel is judged against, and the perf diagnoses, first first.
-    facts: dict[str, dict[str, Any]] = field(default_factory=dict)
-    yardstick: str | None = None
-    perf_ratio: float | None = None  # the learner's GPU time over the yardstick's
-    perf: list[dict[str, Any]] = field(default_factory=list)  # {"id", "text", "numbers"}
-    perf_verdict: str | None = None  # the first perf diagnosis, or "at-reference"
-
-    @property
-    def short_label(self) -> str:
-        """`softmax m=4096 n=1000`: the label without the dtype."""
-        dims = " ".join(f"{k}={v}" for k, v in self.shape.items())
-        return f"{self.function} {dims}".strip() or self.label
-
-
-@dataclass
-class BenchReport:
-    drill: str
-    impl: str  # the file timed
-    status: str
-    message: str = ""
     impl_name: str = ""  # as asked: mine, solutions or a path
-    device: str = ""
-    torch: str = ""
-    triton: str = ""
-    python: str = ""
-    copy_gbps: float | None = None  # device-to-device copy, bytes read + written
-    launch_us: float | None = None  # an empty Triton kernel, do_bench median
-    launch_graph_us: float | None = None  # the same in a CUDA graph
-    matmul_tflops: float | None = None  # dense bf16 matmul through torch (cuBLAS), 8192^3
-    l2_flush: bool | None = None
-    limits: dict[str, Any] = field(default_factory=dict)  # the card (tutor.bench.facts)
-    rows: list[BenchRow] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
     tests_status: str = ""  # how the drill's tests ended before timing ("" = not run)
     diagnoses: list[str] = field(default_factory=list)
     duration: float = 0.0
@@ -139,9 +76,10 @@ class BenchReport:
         return self.status == BenchStatus.TIMED
 
     def to_json(self) -> dict[str, Any]:
-        """Everything, plus per timed case what the coach derived: each side's fit on the card
-        (programs per SM and their limit, resident warps, waves) and the perf diagnoses' ids."""
-        data = asdict(self)
+        """The record and the rest, plus per timed case what the coach derived: each side's
+        fit on the card (programs per SM and their limit, resident warps, waves) and the perf
+        diagnoses' ids."""
+        data = super().to_json()
         data["timed"] = self.timed
         for row, raw in zip(self.rows, data["rows"], strict=True):
             raw["perf_diagnoses"] = [finding["id"] for finding in row.perf]
@@ -306,12 +244,16 @@ def _run_child(
         )
         data = _read(out)
     if data:
-        merge(report, data)
-    if data.get("status") == BenchStatus.NO_GPU:
-        report.status = BenchStatus.NO_GPU
-        report.message = _(CPU_EXPLANATION).format(drill=drill_id) + f" ({data.get('message')}.)"
+        try:
+            merge(report, data)
+        except RecordError as exc:  # a bench process of another version of the tutor
+            report.status, report.message = BenchStatus.ERROR, f"{out.name}: {exc}"
+            report.output = output[-OUTPUT_TAIL:]
+            return
+    if report.status == BenchStatus.NO_GPU:
+        report.message = _(CPU_EXPLANATION).format(drill=drill_id) + f" ({report.message}.)"
         return
-    complete = data.get("status") == BenchStatus.TIMED
+    complete = report.status == BenchStatus.TIMED
     if ended == TIMED_OUT and complete:
         report.notes.append(
             _(
@@ -329,7 +271,7 @@ def _run_child(
         ).format(seconds=f"{timeout:.0f}")
     elif not complete:
         report.status = BenchStatus.ERROR
-        report.message = data.get("message") or _(
+        report.message = report.message or _(
             "the bench process ended ({how}) without a report"
         ).format(how=describe_exit(returncode))
     if report.status != BenchStatus.TIMED:
@@ -386,78 +328,13 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def merge(report: BenchReport, data: dict[str, Any]) -> None:
-    """Fill `report` from the bench process's JSON (tutor.bench.child's layout): what it
-    measured, and the perf coach's verdicts (tests rebuild reports from recorded JSON too)."""
-    for key in (
-        "device",
-        "torch",
-        "triton",
-        "python",
-        "copy_gbps",
-        "launch_us",
-        "launch_graph_us",
-        "matmul_tflops",
-        "l2_flush",
-        "limits",
-    ):
-        if data.get(key) is not None:
-            setattr(report, key, data[key])
-    report.status = data.get("status", BenchStatus.ERROR)
-    report.message = data.get("message") or ""
-    report.notes = list(data.get("notes", []))
-    report.rows = [row_from_child(raw, report.copy_gbps) for raw in data.get("rows", [])]
-    if report.matmul_tflops:
-        for row in report.rows:
-            if row.tflops:
-                row.pct_matmul = 100.0 * row.tflops / report.matmul_tflops
-
-
-def row_from_child(raw: dict[str, Any], copy_gbps: float | None) -> BenchRow:
-    """A BenchRow from one of the child's rows, with GB/s and the share of copy bandwidth."""
-    us, graph = raw.get("us", {}), raw.get("graph_us", {})
-    row = BenchRow(
-        label=raw.get("label", "?"),
-        function=raw.get("function", ""),
-        shape=dict(raw.get("shape", {})),
-        dtype=raw.get("dtype", ""),
-        bytes=int(raw.get("bytes", 0)),
-        decode=bool(raw.get("decode")),
-        large=bool(raw.get("large")),
-        rereads=bool(raw.get("rereads")),
-        compiled_as=str(raw.get("compiled_as") or ""),
-        impl_us=us.get("mine"),
-        reference_us=us.get("reference"),
-        eager_us=us.get("eager"),
-        compile_us=us.get("compile"),
-        graph_us=graph.get("mine"),
-        reference_graph_us=graph.get("reference"),
-        eager_graph_us=graph.get("eager"),
-        compile_graph_us=graph.get("compile"),
-        reference_beside_compile_us=raw.get("reference_beside_compile_us"),
-        copy_floor_graph_us=raw.get("copy_floor_graph_us"),
-        compile_s=raw.get("compile_s"),
-        max_diff=dict(raw.get("max_diff", {})),
-        errors=dict(raw.get("errors", {})),
-        notes=list(raw.get("notes", [])),
-        facts=dict(raw.get("facts", {})),
-        yardstick=raw.get("yardstick"),
-        perf_ratio=raw.get("perf_ratio"),
-        perf=list(raw.get("perf", [])),
-        perf_verdict=raw.get("perf_verdict"),
-    )
-    row.flops = raw.get("flops")
-    row.target = raw.get("target")
-    if row.graph_us and row.bytes:
-        row.graph_gbps = row.bytes / (row.graph_us * 1e-6) / 1e9
-        if copy_gbps:
-            row.graph_pct_copy = 100.0 * row.graph_gbps / copy_gbps
-    if row.impl_us and row.flops:
-        row.tflops = row.flops / (row.impl_us * 1e-6) / 1e12
-    if row.impl_us and row.bytes:
-        row.gbps = row.bytes / (row.impl_us * 1e-6) / 1e9
-        if copy_gbps:
-            row.pct_copy = 100.0 * row.gbps / copy_gbps
-    return row
+    """Fill `report` from the bench process's JSON (a BenchRecord's, its rates derived): what
+    it measured, and the perf coach's verdicts (tests rebuild reports from recorded JSON too).
+    Raises RecordError for JSON that is no record this tutor reads."""
+    record = BenchRecord.from_json(data)
+    for name in (f.name for f in fields(BenchRecord)):
+        if name not in ("drill", "impl"):
+            setattr(report, name, getattr(record, name))
 
 
 # ---- text for the command line ------------------------------------------------------------------
@@ -558,9 +435,11 @@ def format_report(report: BenchReport, width: int = 100) -> str:
         wrapped = cells.wrap(note, width, indent="  ")
         lines += ["! " + wrapped[0][2:], *wrapped[1:]] if wrapped else []
     texts = [_(text) for text in LEGEND]
-    if any(row.copy_floor_graph_us for row in report.rows):
+    if any(row.times.copy_floor.graph_us for row in report.rows):
         texts.append(_(COPY_LEGEND))
-    compiled_as = {row.compiled_as for row in report.rows if row.compiled_as and row.compile_us}
+    compiled_as = {
+        row.compiled_as for row in report.rows if row.compiled_as and row.times.compile.timed
+    }
     texts += [_(COMPILED_AS_LEGEND).format(name=name) for name in sorted(compiled_as)]
     legend = [wrapped for text in texts for wrapped in cells.wrap(text, width)]
     return "\n".join(lines + ["", *legend])
@@ -583,14 +462,14 @@ def _table(report: BenchReport, width: int) -> list[str]:
     head = f"{('case (' + next(iter(dtypes)) + ')') if same_dtype else 'case':<{label_width}}"
     cells = [
         (
-            _us(row.impl_us),
-            _num(row.gbps),
-            _pct(row.pct_copy),
-            _us(row.reference_us),
-            _us(row.eager_us),
-            _us(row.compile_us),
-            _us(row.graph_us),
-            _us(row.copy_floor_graph_us),
+            _us(row.times.mine.per_call_us),
+            _num(row.rates.gbps),
+            _pct(row.rates.pct_copy),
+            _us(row.times.reference.per_call_us),
+            _us(row.times.eager.per_call_us),
+            _us(row.times.compile.per_call_us),
+            _us(row.times.mine.graph_us),
+            _us(row.times.copy_floor.graph_us),
         )
         for row in report.rows
     ]
@@ -613,13 +492,7 @@ def _table(report: BenchReport, width: int) -> list[str]:
 def _shown(name: str) -> str:
     """`mine (graph)` -> `your kernel (graph)`."""
     role, _, rest = name.partition(" ")
-    shown = {
-        "mine": "your kernel",
-        "reference": "the reference",
-        "eager": "torch eager",
-        "compile": "torch.compile",
-    }.get(role, role)
-    return f"{shown} {rest}".strip()
+    return f"{SHOWN.get(role, role)} {rest}".strip()
 
 
 def _short_path(path: str) -> str:
@@ -655,15 +528,16 @@ def record_best(store: p.ProgressStore, report: BenchReport) -> list[str]:
     with store.update():
         state = store.drill(report.drill)
         for row in report.rows:
-            if row.impl_us is None:
+            us, rates = row.times.mine.per_call_us, row.rates
+            if us is None:
                 continue
             best_us = (state.best_bench.get(row.label) or {}).get("us")
-            if isinstance(best_us, (int, float)) and best_us <= row.impl_us:
+            if isinstance(best_us, (int, float)) and best_us <= us:
                 continue
-            state.best_bench[row.label] = {
-                "us": round(row.impl_us, 3),
-                "gbps": None if row.gbps is None else round(row.gbps, 1),
-                "pct_copy": None if row.pct_copy is None else round(row.pct_copy, 1),
+            state.best_bench[row.label] = {  # the progress file's own names (course.progress)
+                "us": round(us, 3),
+                "gbps": None if rates.gbps is None else round(rates.gbps, 1),
+                "pct_copy": None if rates.pct_copy is None else round(rates.pct_copy, 1),
                 "device": report.device,
                 "at": p.now(),
             }

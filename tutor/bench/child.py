@@ -16,8 +16,9 @@ Two anchors are measured once per card and kept in `.tutor/bandwidth.json`: a 2 
 device-to-device copy (bytes read plus written: the practical ceiling for GB/s) and the launch
 of an empty Triton kernel (the floor for any kernel's time).
 
-The JSON report is rewritten after every case, so a crash keeps what was measured. Nothing here
-runs without a GPU: on the CPU it writes a report whose status is `no-gpu` and exits.
+It writes a bench record (tutor.bench.record), rewritten after every case, so a crash keeps
+what was measured. Nothing here runs without a GPU: on the CPU it writes a record whose status is
+`no-gpu` and exits.
 """
 
 from __future__ import annotations
@@ -36,6 +37,17 @@ from pathlib import Path
 from typing import Any
 
 from tutor.bench.gpu_lock import LOCK_ENV
+from tutor.bench.record import (
+    COMPILE,
+    COPY_FLOOR,
+    EAGER,
+    MINE,
+    REFERENCE,
+    SHOWN,
+    BenchRecord,
+    BenchRow,
+    SideTimes,
+)
 from tutor.bench.timing import (
     _copy_gbps,
     _cuda_healthy,
@@ -51,16 +63,9 @@ from tutor.course.files import read_regular
 from tutor.lang import i18n
 from tutor.states import BenchStatus
 
-IMPLS = ("mine", "reference", "eager")  # timed in this process, in this order, per case
-COPY_FLOOR = "copy of the same bytes"  # decode shapes: the floor of their traffic (_copy_of)
-FACTS_OF = ("mine", "reference", "eager")  # whose launches and kernels the perf coach reads
+IMPLS = (MINE, REFERENCE, EAGER)  # timed in this process, in this order, per case
+FACTS_OF = (MINE, REFERENCE, EAGER)  # whose launches and kernels the perf coach reads
 ISOLATED_TIMEOUT_S = 300.0  # one torch.compile of one shape, in its own process
-SHOWN = {
-    "mine": "your kernel",
-    "reference": "the reference",
-    "eager": "torch eager",
-    "compile": "torch.compile",
-}
 ANCHOR_SCHEMA = 2  # 2: the bf16 matmul rate joined the copy bandwidth and the empty launch
 ANCHORS = ("copy_gbps", "launch_us", "launch_graph_us", "matmul_tflops")
 DEVICE = "cuda"
@@ -89,37 +94,32 @@ def main(argv: list[str] | None = None) -> int:
         from tutor.run.child_guard import install
 
         install(None)
-    report: dict[str, Any] = {
-        "drill": args.drill,
-        "impl": str(Path(args.impl).resolve()),
-        "status": BenchStatus.RUNNING,
-        "message": "",
-        "rows": [],
-        "notes": [],
-    }
+    record = BenchRecord(
+        drill=args.drill, impl=str(Path(args.impl).resolve()), status=BenchStatus.RUNNING
+    )
     out = Path(args.out)
     try:
-        _run(args, report, out)
+        _run(args, record, out)
     except Exception as exc:  # noqa: BLE001 - whatever breaks is reported in the JSON
-        report["status"] = BenchStatus.ERROR
-        report["message"] = f"{type(exc).__name__}: {exc}"
-        report["traceback"] = traceback.format_exc()[-4000:]
-        log(f"failed: {report['message']}")
+        record.status = BenchStatus.ERROR
+        record.message = f"{type(exc).__name__}: {exc}"
+        record.traceback = traceback.format_exc()[-4000:]
+        log(f"failed: {record.message}")
     finally:
-        _write(out, report)
-    return 0 if report["status"] in (BenchStatus.TIMED, BenchStatus.NO_GPU) else 1
+        _write(out, record.to_json())
+    return 0 if record.status in (BenchStatus.TIMED, BenchStatus.NO_GPU) else 1
 
 
-def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
+def _run(args: argparse.Namespace, record: BenchRecord, out: Path) -> None:
     shared = _shared_gpu()  # before this process holds the GPU itself
     if shared:
         log(shared)
-        report["notes"].append(shared)
+        record.notes.append(shared)
     import torch
 
     if os.environ.get("TRITON_INTERPRET") == "1" or not torch.cuda.is_available():
-        report["status"] = BenchStatus.NO_GPU
-        report["message"] = "torch sees no GPU" + (
+        record.status = BenchStatus.NO_GPU
+        record.message = "torch sees no GPU" + (
             " (TRITON_INTERPRET=1 is set)" if os.environ.get("TRITON_INTERPRET") == "1" else ""
         )
         return
@@ -131,21 +131,23 @@ def _run(args: argparse.Namespace, report: dict[str, Any], out: Path) -> None:
     paths = CoursePaths(find_root(args.root))
     drill = load_catalogue(paths).drill(args.drill)
     language = kernels.use(drill.language)
-    report.update(_device_info(language))
+    _device_info(record, language)
     from tutor.bench.facts import device_limits
 
-    report["limits"] = device_limits()
-    report["l2_flush"] = _do_bench_flushes()
-    if not report["l2_flush"]:
-        report["notes"].append(
+    record.limits = device_limits()
+    record.l2_flush = _do_bench_flushes()
+    if not record.l2_flush:
+        record.notes.append(
             "this triton's do_bench does not seem to flush the L2 between "
             "calls: small shapes may look faster than they are"
         )
     with torch.no_grad():
-        report.update(_anchors(paths.state_dir / "bandwidth.json", report, args.remeasure))
-        _write(out, report)
+        anchors = _anchors(paths.state_dir / "bandwidth.json", record, args.remeasure)
+        for name, value in anchors.items():
+            setattr(record, name, value)
+        _write(out, record.to_json())
         bench_cases(
-            report,
+            record,
             out,
             drill,
             _select(drill.bench, args.cases),
@@ -173,20 +175,18 @@ def _shared_gpu() -> str:
     )
 
 
-def _device_info(language: Any) -> dict[str, Any]:
+def _device_info(record: BenchRecord, language: Any) -> None:
     import torch
 
-    return {
-        "device": torch.cuda.get_device_name(0),
-        "torch": torch.__version__,
-        **language.versions(),  # {"triton": "3.6.0"}
-        "python": platform.python_version(),
-        "l2_bytes": l2_bytes(),
-    }
+    record.device = torch.cuda.get_device_name(0)
+    record.torch = torch.__version__
+    record.versions = language.versions()  # {"triton": "3.6.0"}
+    record.python = platform.python_version()
+    record.l2_bytes = l2_bytes()
 
 
 def bench_cases(
-    report: dict[str, Any],
+    record: BenchRecord,
     out: Path,
     drill: Any,
     cases: list,
@@ -197,7 +197,7 @@ def bench_cases(
     with_compile: bool = True,
     host: Path | None = None,
 ) -> None:
-    """Time every case, rewriting `out` after each; set the report's status and message."""
+    """Time every case, rewriting `out` after each; set the record's status and message."""
     import torch
 
     from tutor.bench.recipe import RecipeError, load_recipes
@@ -205,25 +205,27 @@ def bench_cases(
     try:
         recipes = load_recipes(recipe_path)
     except RecipeError as exc:
-        report["status"], report["message"] = BenchStatus.ERROR, str(exc)
+        record.status, record.message = BenchStatus.ERROR, str(exc)
         return
 
+    versions = ", ".join(f"{name} {version}" for name, version in record.versions.items())
     log(
-        f"{drill.id} on {report.get('device')} (torch {report.get('torch')}, "
-        f"triton {report.get('triton')}); {len(cases)} case(s)"
+        f"{drill.id} on {record.device} (torch {record.torch}"
+        f"{', ' + versions if versions else ''}); {len(cases)} case(s)"
     )
     torch.manual_seed(0)
     impl_path, ref_path = impl_path.resolve(), ref_path.resolve()
-    modules = {"mine": load_module(impl_path, drill.functions, report, "mine", host)}
+    notes = record.notes
+    modules = {MINE: load_module(impl_path, drill.functions, notes, MINE, host)}
     if ref_path == impl_path:
-        report["notes"].append("the file timed is the reference solution: timed once")
-        report["reference_is_impl"] = True
-        modules["reference"] = None
+        notes.append("the file timed is the reference solution: timed once")
+        record.reference_is_impl = True
+        modules[REFERENCE] = None
     elif ref_path.is_file():
-        modules["reference"] = load_module(ref_path, drill.functions, report, "reference", host)
+        modules[REFERENCE] = load_module(ref_path, drill.functions, notes, REFERENCE, host)
     else:
-        report["notes"].append(f"no reference solution at {ref_path}")
-        modules["reference"] = None
+        notes.append(f"no reference solution at {ref_path}")
+        modules[REFERENCE] = None
     beside = ref_path if ref_path.is_file() else None
     compiles = _CompileColumn(
         cases if with_compile else [], recipe_path, beside, drill.language, host
@@ -234,34 +236,34 @@ def bench_cases(
             try:
                 if case.function not in recipes:
                     raise ValueError(f"{recipe_path.name} has no recipe for {case.function}")
-                report["rows"].append(
-                    _bench_case(case, recipes[case.function], modules, report, compiles)
+                record.rows.append(
+                    _bench_case(case, recipes[case.function], modules, record, compiles)
                 )
             except Exception as exc:  # noqa: BLE001 - e.g. out of memory making the inputs
-                report["notes"].append(f"{case.label}: not timed: {short_error(exc)}")
+                notes.append(f"{case.label}: not timed: {short_error(exc)}")
                 log(f"  not timed: {short_error(exc)}")
-            _write(out, report)
+            _write(out, record.to_json())
             if not _cuda_healthy():
-                report["notes"].append("the GPU reported an error; later cases were skipped")
+                notes.append("the GPU reported an error; later cases were skipped")
                 break
     finally:
         compiles.close()
-    _read_facts(report, cases, recipes, modules)
+    _read_facts(record, cases, recipes, modules)
     from tutor.bench.coach import coach_rows
 
-    coach_rows(report, {name: recipe.levers for name, recipe in recipes.items()})
-    _write(out, report)
-    if any("mine" in row["us"] for row in report["rows"]):
-        report["status"] = BenchStatus.TIMED
+    coach_rows(record, {name: recipe.levers for name, recipe in recipes.items()})
+    _write(out, record.to_json())
+    if any(row.times.mine.timed for row in record.rows):
+        record.status = BenchStatus.TIMED
     else:
-        report["status"] = BenchStatus.ERROR
-        errors = [row["errors"]["mine"] for row in report["rows"] if "mine" in row["errors"]]
-        report["message"] = "your file could not be timed: " + (
-            errors[0] if errors else "; ".join(report["notes"]) or "no bench case ran"
+        record.status = BenchStatus.ERROR
+        errors = [row.errors[MINE] for row in record.rows if MINE in row.errors]
+        record.message = "your file could not be timed: " + (
+            errors[0] if errors else "; ".join(notes) or "no bench case ran"
         )
 
 
-def _read_facts(report: dict[str, Any], cases: list, recipes: dict, modules: dict) -> None:
+def _read_facts(record: BenchRecord, cases: list, recipes: dict, modules: dict) -> None:
     """Each timed implementation's launch facts and profiled kernels, case by case.
 
     Read after every case is timed: the profiler (CUPTI) stays hooked into the process once
@@ -273,30 +275,30 @@ def _read_facts(report: dict[str, Any], cases: list, recipes: dict, modules: dic
     from tutor.bench.facts import call_facts
     from tutor.bench.recipe import clone_inputs
 
-    rows = {row["label"]: row for row in report["rows"]}
+    rows = {row.label: row for row in record.rows}
     for case in cases:
         row, op = rows.get(case.label), recipes.get(case.function)
         if row is None or op is None or not _cuda_healthy():
             continue
         try:
             base = op.inputs(case.shape, case.dtype, DEVICE)
-            fns = _implementations(op, modules, case.function, {"errors": {}})
+            fns = _implementations(op, modules, case.function, {})
             for name in FACTS_OF:
-                if name not in row["us"] or name not in fns:
+                if not row.times.of(name).timed or name not in fns:
                     continue
                 # Inputs made beforehand: the profiler would count their copies as the call's.
                 pair = [clone_inputs(base) for _ in range(2)]
                 turn = iter(range(2))
-                row["facts"][name] = call_facts(
+                row.facts[name] = call_facts(
                     lambda f=fns[name], pair=pair, turn=turn: f(*pair[next(turn) % 2]),
                     kernels.current(),
                 )
-            if report.get("reference_is_impl") and "mine" in row["facts"]:
-                row["facts"]["reference"] = row["facts"]["mine"]
+            if record.reference_is_impl and MINE in row.facts:
+                row.facts[REFERENCE] = row.facts[MINE]
             del base
             torch.cuda.empty_cache()
         except Exception as exc:  # noqa: BLE001 - facts are evidence; the times stand
-            row["notes"].append(f"launch facts not read: {short_error(exc)}")
+            row.notes.append(f"launch facts not read: {short_error(exc)}")
 
 
 def _select(cases: tuple, wanted: str | None) -> list:
@@ -314,13 +316,13 @@ def _select(cases: tuple, wanted: str | None) -> list:
 def load_module(
     path: Path,
     functions: tuple[str, ...],
-    report: dict[str, Any],
+    notes: list[str],
     role: str,
     host: Path | None = None,
 ) -> Any:
     """Load a learner or solution file in the drill's kernel language (tutor.kernels.current)
     as its own module, with the drill's host code where its language has one; None (and a
-    note) if it cannot."""
+    line in `notes`) if it cannot."""
     from tutor import kernels
     from tutor.kernels.base import KernelFailure
 
@@ -328,25 +330,26 @@ def load_module(
     try:
         module = language.load(path, f"bench_{role}_{abs(hash(str(path)))}", host)
     except KernelFailure as failure:
-        report["notes"].append(f"{role}: could not load {path.name}: {failure.message}")
+        notes.append(f"{role}: could not load {path.name}: {failure.message}")
         return None
     missing = [f for f in functions if not callable(getattr(module, f, None))]
     if missing:
-        report["notes"].append(f"{role}: {path.name} does not define {', '.join(missing)}")
+        notes.append(f"{role}: {path.name} does not define {', '.join(missing)}")
     return module
 
 
 # ---- anchors: copy bandwidth and an empty launch, once per card ---------------------------------
 
 
-def _anchors(cache_file: Path, report: dict[str, Any], remeasure: bool) -> dict[str, Any]:
+def _anchors(cache_file: Path, record: BenchRecord, remeasure: bool) -> dict[str, Any]:
     """The cached anchors for this card and software, else measured now and cached."""
     import torch
 
     cached = _read_json(cache_file)
     devices = cached.get("devices", {}) if cached.get("schema") == ANCHOR_SCHEMA else {}
-    entry = devices.get(report["device"])
-    same = bool(entry) and all(entry.get(k) == report[k] for k in ("torch", "triton"))
+    entry = devices.get(record.device)
+    software = {"torch": record.torch, **record.versions}
+    same = bool(entry) and all(entry.get(k) == v for k, v in software.items())
     if same and not remeasure and entry.get("copy_gbps") and entry.get("launch_us"):
         log(
             f"anchors from {cache_file}: copy {entry['copy_gbps']:.0f} GB/s, "
@@ -357,32 +360,31 @@ def _anchors(cache_file: Path, report: dict[str, Any], remeasure: bool) -> dict[
     try:
         found["copy_gbps"] = _copy_gbps()
     except Exception as exc:  # noqa: BLE001
-        report["notes"].append(f"copy bandwidth not measured: {type(exc).__name__}: {exc}")
+        record.notes.append(f"copy bandwidth not measured: {type(exc).__name__}: {exc}")
     torch.cuda.empty_cache()  # give back the 4 GiB of the copy
     try:
         found["launch_us"], found["launch_graph_us"] = _empty_launch_us()
     except Exception as exc:  # noqa: BLE001
-        report["notes"].append(f"empty launch not measured: {type(exc).__name__}: {exc}")
+        record.notes.append(f"empty launch not measured: {type(exc).__name__}: {exc}")
     try:
         found["matmul_tflops"] = _matmul_tflops()
     except Exception as exc:  # noqa: BLE001 - the M track's rate is shown without it
-        report["notes"].append(f"matmul rate not measured: {type(exc).__name__}: {exc}")
+        record.notes.append(f"matmul rate not measured: {type(exc).__name__}: {exc}")
     torch.cuda.empty_cache()
     log(
         f"anchors measured: copy {_fmt(found['copy_gbps'])} GB/s, empty launch "
         f"{_fmt(found['launch_us'], 2)} µs (graph {_fmt(found['launch_graph_us'], 2)} µs)"
     )
     if found["copy_gbps"] and found["launch_us"]:
-        devices[report["device"]] = {
+        devices[record.device] = {
             **found,
-            "torch": report["torch"],
-            "triton": report["triton"],
+            **software,
             "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
         }
         try:
             _write(cache_file, {"schema": ANCHOR_SCHEMA, "devices": devices})
         except OSError as exc:
-            report["notes"].append(f"could not cache the anchors in {cache_file}: {exc}")
+            record.notes.append(f"could not cache the anchors in {cache_file}: {exc}")
     return found
 
 
@@ -390,40 +392,34 @@ def _bench_case(
     case: Any,
     op: Any,
     modules: dict[str, Any],
-    report: dict[str, Any],
+    record: BenchRecord,
     compiles: _CompileColumn,
-) -> dict[str, Any]:
+) -> BenchRow:
     import torch
 
     from tutor.bench.recipe import clone_inputs
 
-    row: dict[str, Any] = {
-        "label": case.label,
-        "function": case.function,
-        "shape": dict(case.shape),
-        "dtype": case.dtype,
-        "bytes": op.bytes_moved(case.shape, case.dtype),
-        "flops": op.flop_count(case.shape),
-        "target": op.target,
-        "decode": op.is_decode(case.shape),
-        "large": op.is_large(case.shape, case.dtype),
-        "rereads": op.reads_twice(case.shape),
-        "compiled_as": op.compiled_as,
-        "us": {},
-        "graph_us": {},
-        "max_diff": {},
-        "errors": {},
-        "notes": [],
-        "facts": {},  # per implementation: its launches' compile facts and its GPU kernels
-    }
+    row = BenchRow(
+        label=case.label,
+        function=case.function,
+        shape=dict(case.shape),
+        dtype=case.dtype,
+        bytes=op.bytes_moved(case.shape, case.dtype),
+        flops=op.flop_count(case.shape),
+        target=op.target,
+        decode=op.is_decode(case.shape),
+        large=op.is_large(case.shape, case.dtype),
+        rereads=op.reads_twice(case.shape),
+        compiled_as=op.compiled_as,
+    )
     base = op.inputs(case.shape, case.dtype, DEVICE)
-    fns = _implementations(op, modules, case.function, row)
+    fns = _implementations(op, modules, case.function, row.errors)
     expected = None
     try:
         fresh = clone_inputs(base)
         expected = op.results(fresh, op.eager(*fresh))
     except Exception as exc:  # noqa: BLE001
-        row["errors"]["eager"] = short_error(exc)
+        row.errors[EAGER] = short_error(exc)
     for name in IMPLS:
         fn = fns.get(name)
         if fn is None:
@@ -431,52 +427,55 @@ def _bench_case(
         try:
             _time_one(name, fn, op, base, expected, row)
         except Exception as exc:  # noqa: BLE001 - one implementation failing spoils no other
-            row["errors"][name] = short_error(exc)
-            log(f"  {name}: {row['errors'][name]}")
+            row.errors[name] = short_error(exc)
+            log(f"  {name}: {row.errors[name]}")
             if not _cuda_healthy():
                 break
     if _cuda_healthy():
         # GPU time per call for every shape: do_bench also counts the host's launch cost,
         # which on a busy host (or a wrapper that does work in Python) is most of a small
         # kernel's time and changes from run to run.
-        _graph_times(op, fns, base, row, report["l2_bytes"])
+        _graph_times(op, fns, base, row, record.l2_bytes or 0)
     if compiles.wanted(case) and _cuda_healthy():
         log("  compile   (in a fresh process: one compile of this shape, dynamic=False)")
-        compiled = compiles.result(case)
-        if compiled.get("us") is not None:
-            row["us"]["compile"] = compiled["us"]
-            row["compile_s"] = compiled.get("compile_s")
-            row["max_diff"]["compile"] = compiled.get("max_diff")
-            if compiled.get("graph_us") is not None:
-                row["graph_us"]["compile"] = compiled["graph_us"]
-            if compiled.get("beside_graph_us") is not None:
-                row["reference_beside_compile_us"] = compiled["beside_graph_us"]
-                log(f"  reference {compiled['beside_graph_us']:9.2f} µs in turn with compile there")
-            elif compiled.get("beside_error"):
-                row["errors"]["reference (beside compile)"] = compiled["beside_error"]
-            log(f"  compile   {compiled['us']:9.2f} µs")
-        else:
-            row["errors"]["compile"] = compiled.get("error") or "no time"
-    if report.get("reference_is_impl"):
-        for table in (row["us"], row["graph_us"]):
-            if "mine" in table:
-                table["reference"] = table["mine"]
+        _compile_times(row, compiles.result(case))
+    if record.reference_is_impl:
+        row.times.reference = SideTimes(row.times.mine.per_call_us, row.times.mine.graph_us)
     del base, expected
     torch.cuda.empty_cache()
     return row
 
 
+def _compile_times(row: BenchRow, compiled: dict[str, Any]) -> None:
+    """torch.compile's times from its own process (tutor.bench.isolated), and the reference's
+    graph timed in turn with compile's there."""
+    if compiled.get("per_call_us") is None:
+        row.errors[COMPILE] = compiled.get("error") or "no time"
+        return
+    row.times.compile = SideTimes(compiled["per_call_us"], compiled.get("graph_us"))
+    row.compile_s = compiled.get("compile_s")
+    row.max_diff[COMPILE] = compiled.get("max_diff")
+    if compiled.get("beside_graph_us") is not None:
+        row.times.reference_beside_compile.graph_us = compiled["beside_graph_us"]
+        log(f"  reference {compiled['beside_graph_us']:9.2f} µs in turn with compile there")
+    elif compiled.get("beside_error"):
+        row.errors["reference (beside compile)"] = compiled["beside_error"]
+    log(f"  compile   {compiled['per_call_us']:9.2f} µs")
+
+
 def _implementations(
-    op: Any, modules: dict[str, Any], function: str, row: dict[str, Any]
+    op: Any, modules: dict[str, Any], function: str, errors: dict[str, str]
 ) -> dict[str, Callable[..., Any]]:
-    fns: dict[str, Callable[..., Any]] = {"eager": op.eager}
-    for role in ("mine", "reference"):
+    """The callables to time: torch eager, and each loaded file's `function` (or, in
+    `errors`, that it defines none)."""
+    fns: dict[str, Callable[..., Any]] = {EAGER: op.eager}
+    for role in (MINE, REFERENCE):
         module = modules.get(role)
         fn = getattr(module, function, None) if module is not None else None
         if callable(fn):
             fns[role] = fn
         elif module is not None:
-            row["errors"][role] = f"defines no {function}"
+            errors[role] = f"defines no {function}"
     return fns
 
 
@@ -585,23 +584,21 @@ def isolated(
 
 
 def _time_one(
-    name: str, fn: Callable[..., Any], op: Any, base: tuple, expected: Any, row: dict[str, Any]
+    name: str, fn: Callable[..., Any], op: Any, base: tuple, expected: Any, row: BenchRow
 ) -> None:
+    """`name`'s per-call time (do_bench median), after a first call checked against eager."""
     import torch
 
     from tutor.bench.recipe import IN_PLACE_SETS, clone_inputs, max_excess
 
-    started = time.monotonic()
     fresh = clone_inputs(base)
-    returned = fn(*fresh)  # the first call compiles (Triton JIT, torch.compile)
+    returned = fn(*fresh)  # the first call compiles the kernels
     torch.cuda.synchronize()
-    if name == "compile":
-        row["compile_s"] = round(time.monotonic() - started, 1)
-    if expected is not None and name != "eager":
-        diff, excess = max_excess(op.results(fresh, returned), expected, row["dtype"])
-        row["max_diff"][name] = diff if math.isfinite(diff) else None
+    if expected is not None and name != EAGER:
+        diff, excess = max_excess(op.results(fresh, returned), expected, row.dtype)
+        row.max_diff[name] = diff if math.isfinite(diff) else None
         if excess > 1.0:
-            row["notes"].append(
+            row.notes.append(
                 f"{SHOWN[name]} differs from torch eager at this shape (max |diff| {diff:.3g})"
             )
     del fresh, returned
@@ -613,41 +610,42 @@ def _time_one(
         call = lambda: fn(*inputs)
     else:
         call = lambda: fn(*sets[next(counter) % len(sets)])
-    row["us"][name] = median_ms(call) * 1000.0
+    times = row.times.of(name)
+    times.per_call_us = median_ms(call) * 1000.0
     written = [t for s in sets for t in op.results(s, None)] if op.in_place else []
     if not all(bool(torch.isfinite(t).all()) for t in written):
-        row["notes"].append(f"{SHOWN[name]}: the in-place inputs reached inf/NaN while timed")
-    log(f"  {name:<9} {row['us'][name]:9.2f} µs")
+        row.notes.append(f"{SHOWN[name]}: the in-place inputs reached inf/NaN while timed")
+    log(f"  {name:<9} {times.per_call_us:9.2f} µs")
 
 
 def _graph_times(
-    op: Any, fns: dict[str, Callable[..., Any]], base: tuple, row: dict[str, Any], l2: int
+    op: Any, fns: dict[str, Callable[..., Any]], base: tuple, row: BenchRow, l2: int
 ) -> None:
-    """CUDA-graph replay time of each implementation, replayed in turn (timing.graphs_us);
+    """CUDA-graph replay time of each side timed here, replayed in turn (timing.graphs_us);
     the learner's captured after the others (its capture may fail), then a decode shape's
     copy of its bytes (_copy_of)."""
     from tutor.bench.recipe import clone_inputs
 
-    count = graph_input_sets(row["bytes"], l2)
-    row["graph_input_sets"] = count
+    count = graph_input_sets(row.bytes, l2)
+    row.graph_input_sets = count
     sets = [clone_inputs(base) for _ in range(count)]
     calls = {
         name: (lambda k, fn=fns[name]: fn(*sets[k % count]))
-        for name in ("eager", "reference", "mine")
-        if name in fns and name in row["us"]
+        for name in (EAGER, REFERENCE, MINE)
+        if name in fns and row.times.of(name).timed
     }
     floor = {}
-    if row.get("decode") and not row.get("flops") and row["bytes"] and calls:
-        floor[COPY_FLOOR] = _copy_of(row["bytes"], count)
+    if row.decode and not row.flops and row.bytes and calls:
+        floor[COPY_FLOOR] = _copy_of(row.bytes, count)
     times, failed = graphs_us({**calls, **floor})
     if floor:
-        row["copy_floor_graph_us"] = times.get(COPY_FLOOR)
+        row.times.copy_floor.graph_us = times.get(COPY_FLOOR)
     for name in calls:
         if name in times:
-            row["graph_us"][name] = times[name]
+            row.times.of(name).graph_us = times[name]
             log(f"  {name:<9} {times[name]:9.2f} µs per call in a CUDA graph")
         elif name in failed:  # e.g. a wrapper that synchronises
-            row["errors"][f"{name} (graph)"] = short_error(failed[name])
+            row.errors[f"{name} (graph)"] = short_error(failed[name])
 
 
 def _copy_of(bytes_moved: int, count: int) -> Callable[[int], Any]:

@@ -13,33 +13,30 @@ from __future__ import annotations
 from typing import Any
 
 from tutor.bench.occupancy import occupancy
-from tutor.bench.rules import Side, shown
+from tutor.bench.record import MINE, REFERENCE, BenchRow
+from tutor.bench.rules import Side, shown, side_name
 from tutor.lang import cells as cell_width
 from tutor.lang.i18n import N_, _
 
-SIDES = (("mine", N_("yours")), ("reference", N_("reference")))
-# The names of a case's yardstick (tutor.bench.coach.SIDES), for the verdict's language.
-YARDSTICKS = {"the reference": N_("the reference"), "torch eager": N_("torch eager")}
+SIDES = ((MINE, N_("yours")), (REFERENCE, N_("reference")))
 LABEL_WIDTH = 26
 CELL_WIDTH = 24
 
 
-def verdict_line(row: Any) -> str:
+def verdict_line(row: BenchRow) -> str:
     """One line: the case, its first perf diagnosis (or "at the reference"), the time ratio,
     and for a matmul-like case its share of the card's matmul rate."""
     ratio = (
         _(" ({ratio}x the time of {yardstick})").format(
             ratio=f"{row.perf_ratio:.2f}",
-            yardstick=_(YARDSTICKS[row.yardstick])
-            if row.yardstick in YARDSTICKS
-            else row.yardstick,
+            yardstick=side_name(row.yardstick or ""),
         )
         if row.perf_ratio
         else ""
     )
-    if row.tflops and row.pct_matmul:
+    if row.rates.tflops and row.rates.pct_matmul:
         ratio += _(", {tflops} TFLOP/s = {pct}% of the card's bf16 matmul").format(
-            tflops=f"{row.tflops:.0f}", pct=f"{row.pct_matmul:.0f}"
+            tflops=f"{row.rates.tflops:.0f}", pct=f"{row.rates.pct_matmul:.0f}"
         )
     if not row.perf_verdict:
         return _("{case}: no yardstick timed, so no verdict").format(case=row.short_label)
@@ -50,7 +47,7 @@ def verdict_line(row: Any) -> str:
     return f"{row.short_label}: {row.perf[0]['id']}{ratio}"
 
 
-def coach_lines(row: Any) -> list[str]:
+def coach_lines(row: BenchRow) -> list[str]:
     """The verdict and, for a slow case, what the evidence says (each diagnosis, first first)."""
     lines = [verdict_line(row)]
     for number, finding in enumerate(row.perf):
@@ -59,7 +56,7 @@ def coach_lines(row: Any) -> list[str]:
     return lines
 
 
-def facts_table(row: Any, limits: dict[str, Any]) -> list[str]:
+def facts_table(row: BenchRow, limits: dict[str, Any]) -> list[str]:
     """The main launch of each side as a small table; [] when no facts were read."""
     sides = [(_(title), _main(row.facts.get(name, {}))) for name, title in SIDES]
     sides = [

@@ -20,13 +20,14 @@ faster than the same graph timed in turn with others (m1's cuBLAS call: 191.9 µ
 198.4 in turn in the bench, H100, 2026-12-05), so "as fast as torch.compile" is judged on the
 two timed side by side here, not on numbers from two processes.
 
-Writes {"us", "graph_us", "beside_graph_us", "compile_s", "max_diff", "error"} as JSON to --out
-("beside_error" too where the file beside could not be loaded or timed). `--warm-only`
-compiles and checks without timing: torch.compile's caches (FX graph, autotuning, Triton
-kernels) live on disk, so `tutor dev report` compiles every case this way in parallel while
-the card is busy with untimed work, and the timed fresh processes later find their kernels
-built (a fresh process then still starts from nothing in memory: no earlier graph, no
-recompile).
+Writes {"per_call_us", "graph_us", "beside_graph_us", "compile_s", "max_diff", "error"} as JSON
+to --out ("beside_error" too where the file beside could not be loaded or timed): the times as
+the bench record names them (tutor.bench.record), `beside_graph_us` the file beside's graph
+time. `--warm-only` compiles and checks without timing: torch.compile's caches (FX graph,
+autotuning, Triton kernels) live on disk, so `tutor dev report` compiles every case this way in
+parallel while the card is busy with untimed work, and the timed fresh processes later find
+their kernels built (a fresh process then still starts from nothing in memory: no earlier
+graph, no recompile).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     row: dict[str, Any] = {
-        "us": None,
+        "per_call_us": None,
         "graph_us": None,
         "compile_s": None,
         "max_diff": None,
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - reported in the JSON, never a traceback
         row["error"] = short_error(exc)
     Path(args.out).write_text(json.dumps(row), encoding="utf-8")
-    return 0 if row["us"] is not None or (args.warm_only and not row["error"]) else 1
+    return 0 if row["per_call_us"] is not None or (args.warm_only and not row["error"]) else 1
 
 
 def _measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
@@ -107,7 +108,7 @@ def _measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
             return
         sets = [clone_inputs(base) for _ in range(IN_PLACE_SETS if recipe.in_place else 1)]
         counter = iter(range(1 << 62))
-        row["us"] = median_ms(lambda: fn(*sets[next(counter) % len(sets)])) * 1000.0
+        row["per_call_us"] = median_ms(lambda: fn(*sets[next(counter) % len(sets)])) * 1000.0
         if args.graph:
             # as many input sets as the bench's own graph times rotate over (past the L2)
             count = graph_input_sets(recipe.bytes_moved(shape, args.dtype), l2_bytes())
@@ -132,12 +133,12 @@ def _beside(args: argparse.Namespace, row: dict[str, Any]) -> Any:
     from tutor import kernels
 
     kernels.use(args.language)
-    notes: dict[str, list[str]] = {"notes": []}
+    notes: list[str] = []
     host = Path(args.host) if args.host else None
     module = load_module(Path(args.beside), (args.function,), notes, "beside", host)
     fn = getattr(module, args.function, None)
     if not callable(fn):
-        row["beside_error"] = "; ".join(notes["notes"]) or f"no {args.function}"
+        row["beside_error"] = "; ".join(notes) or f"no {args.function}"
         return None
     return fn
 

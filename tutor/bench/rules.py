@@ -79,7 +79,7 @@ class Side:
     """One implementation's facts at one bench case."""
 
     name: str  # "your kernel", "the reference", "torch eager"
-    us: float | None = None  # per-call time (do_bench median): GPU time plus the host's cost
+    per_call_us: float | None = None  # do_bench median: GPU time plus the host's cost
     graph_us: float | None = None  # GPU time per call (CUDA-graph replay)
     launches: list[dict[str, Any]] = field(default_factory=list)  # Triton launches
     kernels: list[dict[str, Any]] = field(default_factory=list)  # every GPU kernel (profiler)
@@ -87,7 +87,7 @@ class Side:
     @property
     def time(self) -> float | None:
         """The GPU time when it was measured, else the per-call time."""
-        return self.graph_us if self.graph_us is not None else self.us
+        return self.graph_us if self.graph_us is not None else self.per_call_us
 
     def gpu_us(self, kernel: str) -> float:
         return sum(k.get("us") or 0.0 for k in self.kernels if k.get("name") == kernel)
@@ -437,19 +437,19 @@ def low_occupancy(case: Case) -> Finding | None:
 def host_bound(case: Case) -> Finding | None:
     mine, base = case.mine, case.baseline
     busy = mine.busy_us
-    if mine.us is None or busy is None:
+    if mine.per_call_us is None or busy is None:
         return None
-    overhead = mine.us - busy
-    if mine.us < HOST_RATIO * busy or overhead < HOST_EXCESS_US:
+    overhead = mine.per_call_us - busy
+    if mine.per_call_us < HOST_RATIO * busy or overhead < HOST_EXCESS_US:
         return None
     base_busy = base.busy_us if base is not None else None
-    if base is not None and base.us is not None and base_busy is not None:
-        if base.us - base_busy >= overhead / 2:
+    if base is not None and base.per_call_us is not None and base_busy is not None:
+        if base.per_call_us - base_busy >= overhead / 2:
             return None  # the yardstick pays the same: the shape is launch-bound, not the code
     syncs = [k["name"] for k in mine.kernels if "memcpy" in k["name"].lower()]
     numbers = {
         **common_numbers(case),
-        "call_us": _round(mine.us),
+        "call_us": _round(mine.per_call_us),
         "gpu_us": _round(busy),
         "host_us": _round(overhead),
         "launches": mine.launch_count,
@@ -515,7 +515,7 @@ def traffic_ratio(case: Case, side: Side | None) -> float | None:
     (1.0: as fast as a copy of the op's bytes; 1.5: the time of half as many bytes again)."""
     if side is None or case.flops or case.decode or not case.bytes or not case.copy_gbps:
         return None
-    gpu = side.graph_us or side.us
+    gpu = side.graph_us or side.per_call_us
     return case.copy_gbps * 1e3 * gpu / case.bytes if gpu else None
 
 

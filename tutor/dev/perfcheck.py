@@ -87,7 +87,7 @@ def perf_targets(catalogue: Catalogue, drill: Drill) -> list[PerfTarget]:
 def judge(target: PerfTarget, report: bench.BenchReport) -> PerfRow:
     """Whether the bench of `target` gave what it must."""
     row = report.rows[0] if report.rows else None
-    if not report.timed or row is None or row.impl_us is None:
+    if not report.timed or row is None or not row.times.mine.timed:
         got = f"not timed ({report.status})"
         return PerfRow(target.drill, target.name, target.expect, got, False, report.message[:300])
     named = [f["id"] for f in row.perf]

@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from tutor import bench
+from tutor.bench.record import BenchRecord, CaseTimes
 from tutor.course.catalogue import Catalogue, load_catalogue
 from tutor.course.paths import CoursePaths, find_root
 from tutor.dev import check as devcheck
@@ -445,7 +446,7 @@ def check_columns(
                 return
             found = isolated(case, recipe, mode, graph=True)
             state.independent.setdefault((drill_id, case.label), {})[mode] = found
-            log(f"independent {mode} {drill_id} {case.label}: {found.get('us') or found}")
+            log(f"independent {mode} {drill_id} {case.label}: {found.get('per_call_us') or found}")
 
 
 def run_timed(
@@ -732,6 +733,8 @@ def free_name(folder: Path, name: str) -> str:
 
 # Columns of docs/reports/bench.csv: one row per timed case of a report, every report's rows in
 # one file (as Liger-Kernel keeps its benchmark data), so a case can be followed across runs.
+# A time is `<side>_<time>` as the bench record names them (tutor.bench.record): `mine` is the
+# file benched, the reference solution in a report.
 BENCH_COLUMNS = (
     "date",
     "report",  # <date>/<name>: the report the row comes from
@@ -741,19 +744,25 @@ BENCH_COLUMNS = (
     "drill",
     "case",
     "dtype",
-    "graph_us",  # GPU time per call, CUDA-graph replay: the number the targets are judged on
-    "do_bench_us",  # triton's do_bench median: includes the host's launch cost
+    "mine_graph_us",  # GPU time per call, CUDA-graph replay: what the targets are judged on
+    "mine_per_call_us",  # triton's do_bench median: includes the host's launch cost
     "graph_pct_copy",  # of the card's device-to-device copy bandwidth
     "tflops",
     "eager_graph_us",
     "compile_graph_us",
     # the reference timed in turn with compile's graph, in compile's own process (from the
     # fifteenth session on; empty before): the side "as fast as torch.compile" is judged on
-    "reference_beside_compile_us",
+    "reference_beside_compile_graph_us",
     # decode shapes: a torch copy of their bytes timed in turn with them (from the nineteenth
     # session on; empty before and for other shapes): the floor they are judged against
     "copy_floor_graph_us",
 )
+# Three columns' names before the bench record: a file written with them reads the same.
+RENAMED_COLUMNS = {
+    "graph_us": "mine_graph_us",
+    "do_bench_us": "mine_per_call_us",
+    "reference_beside_compile_us": "reference_beside_compile_graph_us",
+}
 
 
 def _against_compile(row: Any, us: float | None, timer: str) -> tuple[str, str, bool | None]:
@@ -762,9 +771,12 @@ def _against_compile(row: Any, us: float | None, timer: str) -> tuple[str, str, 
     both; tutor.bench.isolated), else on the bench's time against compile's from its process.
     Where compiling eager would give eager's library kernel back (m3's SDPA), the recipe names
     what torch.compile writes instead (flex_attention), and the target says so."""
-    mine, compiled, where = us, row.compile_graph_us if row.graph_us else row.compile_us, ""
-    if row.graph_us and row.reference_beside_compile_us and row.compile_graph_us:
-        mine, where = row.reference_beside_compile_us, ", in turn in compile's process"
+    times = row.times
+    compiled = times.compile.graph_us if times.mine.graph_us else times.compile.per_call_us
+    mine, where = us, ""
+    beside = times.reference_beside_compile.graph_us
+    if times.mine.graph_us and beside and times.compile.graph_us:
+        mine, where = beside, ", in turn in compile's process"
     compiled_as = f"'s {row.compiled_as}" if row.compiled_as else ""
     return (
         f"as fast as torch.compile{compiled_as}, within {COMPILE_SLACK:.0%} ({timer}{where})",
@@ -817,31 +829,36 @@ def _against_liger(sides: dict[str, dict[str, Any]]) -> tuple[str, str, bool | N
 
 
 def bench_rows(data: dict[str, Any], report: str) -> list[dict[str, Any]]:
-    """The timed cases of a report's JSON (report_json) as rows of bench.csv."""
+    """The timed cases of a report's JSON (report_json), each bench read as the bench record it
+    is (tutor.bench.record), as rows of bench.csv."""
     env = data.get("env") or {}
     rows = []
     for drill, timed in sorted((data.get("benches") or {}).items()):
-        for row in timed.get("rows") or []:
-            if row.get("impl_us") is None:
+        record = BenchRecord.from_json(timed)
+        for row in record.rows:
+            times = row.times
+            if not times.mine.timed:
                 continue  # the case failed or was never reached
             rows.append(
                 {
                     "date": data.get("date", ""),
                     "report": report,
-                    "device": env.get("device") or timed.get("device") or "",
-                    "torch": env.get("torch") or timed.get("torch") or "",
-                    "triton": env.get("triton") or timed.get("triton") or "",
+                    "device": env.get("device") or record.device,
+                    "torch": env.get("torch") or record.torch,
+                    "triton": env.get("triton") or record.versions.get("triton") or "",
                     "drill": drill,
-                    "case": row.get("label", ""),
-                    "dtype": row.get("dtype") or "",
-                    "graph_us": _rounded(row.get("graph_us")),
-                    "do_bench_us": _rounded(row.get("impl_us")),
-                    "graph_pct_copy": _rounded(row.get("graph_pct_copy")),
-                    "tflops": _rounded(row.get("tflops")),
-                    "eager_graph_us": _rounded(row.get("eager_graph_us")),
-                    "compile_graph_us": _rounded(row.get("compile_graph_us")),
-                    "reference_beside_compile_us": _rounded(row.get("reference_beside_compile_us")),
-                    "copy_floor_graph_us": _rounded(row.get("copy_floor_graph_us")),
+                    "case": row.label,
+                    "dtype": row.dtype,
+                    "mine_graph_us": _rounded(times.mine.graph_us),
+                    "mine_per_call_us": _rounded(times.mine.per_call_us),
+                    "graph_pct_copy": _rounded(row.rates.graph_pct_copy),
+                    "tflops": _rounded(row.rates.tflops),
+                    "eager_graph_us": _rounded(times.eager.graph_us),
+                    "compile_graph_us": _rounded(times.compile.graph_us),
+                    "reference_beside_compile_graph_us": _rounded(
+                        times.reference_beside_compile.graph_us
+                    ),
+                    "copy_floor_graph_us": _rounded(times.copy_floor.graph_us),
                 }
             )
     return rows
@@ -851,13 +868,21 @@ def _rounded(value: Any) -> float | str:
     return round(value, 2) if isinstance(value, int | float) else ""
 
 
+def read_bench_csv(path: Path) -> list[dict[str, str]]:
+    """bench.csv's rows, their columns by today's names (RENAMED_COLUMNS); [] with no file."""
+    if not path.exists():
+        return []
+    with path.open(newline="", encoding="utf-8") as old:
+        return [
+            {RENAMED_COLUMNS.get(name, name): value for name, value in row.items()}
+            for row in csv.DictReader(old)
+        ]
+
+
 def update_bench_csv(path: Path, report: str, rows: list[dict[str, Any]]) -> None:
     """Put `rows` in the CSV in place of `report`'s earlier ones (a report is written again
     after every step), keeping every other report's rows as they are."""
-    kept: list[dict[str, str]] = []
-    if path.exists():
-        with path.open(newline="", encoding="utf-8") as old:
-            kept = list(csv.DictReader(old))
+    kept = read_bench_csv(path)
     others = [row for row in kept if row.get("report") != report]
     if not rows and len(others) == len(kept):
         return  # this report timed nothing, and had no rows: the file stays as it is
@@ -991,10 +1016,11 @@ def targets(state: State) -> list[dict[str, Any]]:
     for drill_id, report in state.benches.items():
         for row in report.rows:
             case = f"{drill_id} {row.short_label}"
-            us = row.graph_us or row.impl_us
-            timer = "graph" if row.graph_us else "do_bench"
-            eager = row.eager_graph_us if row.graph_us else row.eager_us
-            pct = row.graph_pct_copy if row.graph_us else row.pct_copy
+            times, graphed = row.times, row.times.mine.graph_us
+            us = graphed or times.mine.per_call_us
+            timer = "graph" if graphed else "do_bench"
+            eager = times.eager.graph_us if graphed else times.eager.per_call_us
+            pct = row.rates.graph_pct_copy if graphed else row.rates.pct_copy
             if row.rereads:
                 rereads.add(case)
             if row.flops:
@@ -1021,15 +1047,15 @@ def targets(state: State) -> list[dict[str, Any]]:
             # GB/s is 1e3 bytes a µs; without the copy anchor every decode row keeps the target
             transfer_us = row.bytes / (copy_gbps * 1e3) if copy_gbps else 0.0
             if row.decode and not row.flops and transfer_us < LAUNCH_BOUND_US:
-                floor = row.copy_floor_graph_us
+                floor = times.copy_floor.graph_us
                 add(
                     case,
                     f"within {DECODE_SLACK_US} µs of a copy of its bytes (graph)",
-                    f"{_fmt(row.graph_us, ' µs', 2)} vs copy {_fmt(floor, ' µs', 2)} "
+                    f"{_fmt(graphed, ' µs', 2)} vs copy {_fmt(floor, ' µs', 2)} "
                     f"(empty launch {_fmt(launch_graph, ' µs', 2)})",
                     None
-                    if row.graph_us is None or floor is None
-                    else row.graph_us <= floor + DECODE_SLACK_US,
+                    if graphed is None or floor is None
+                    else graphed <= floor + DECODE_SLACK_US,
                 )
     timed_by_liger = liger_cases(state.liger)
     for case in sorted(rereads):
@@ -1244,15 +1270,16 @@ def _bench_section(state: State) -> list[str]:
         if not report.rows:
             problems.append(f"{drill_id}: {report.status}: {report.message}")
         for row in report.rows:
-            graphs = (row.graph_us, row.eager_graph_us, row.compile_graph_us)
+            times = row.times
+            graphs = (times.mine.graph_us, times.eager.graph_us, times.compile.graph_us)
             graph = " / ".join(_fmt(x, "", 2) for x in graphs)
             cells = (
                 f"{drill_id} {row.short_label} {row.dtype}",
-                _fmt(row.impl_us, "", 2),
-                _fmt(row.gbps, "", 0),
-                _fmt(row.pct_copy, "%", 0),
-                _fmt(row.eager_us, "", 2),
-                _fmt(row.compile_us, "", 2),
+                _fmt(times.mine.per_call_us, "", 2),
+                _fmt(row.rates.gbps, "", 0),
+                _fmt(row.rates.pct_copy, "%", 0),
+                _fmt(times.eager.per_call_us, "", 2),
+                _fmt(times.compile.per_call_us, "", 2),
                 graph,
             )
             lines.append("| " + " | ".join(cells) + " |")
@@ -1292,13 +1319,14 @@ def _independent_section(state: State) -> list[str]:
 
     for (drill_id, label), found in state.independent.items():
         row = rows.get((drill_id, label))
+        times = row.times if row else CaseTimes()
         eager, compiled = found.get("eager", {}), found.get("compile", {})
         lines.append(
             f"| {drill_id} {label} "
-            f"| {pair(row and row.eager_us, eager.get('us'))} "
-            f"| {pair(row and row.eager_graph_us, eager.get('graph_us'))} "
-            f"| {pair(row and row.compile_us, compiled.get('us'))} "
-            f"| {pair(row and row.compile_graph_us, compiled.get('graph_us'))} |"
+            f"| {pair(times.eager.per_call_us, eager.get('per_call_us'))} "
+            f"| {pair(times.eager.graph_us, eager.get('graph_us'))} "
+            f"| {pair(times.compile.per_call_us, compiled.get('per_call_us'))} "
+            f"| {pair(times.compile.graph_us, compiled.get('graph_us'))} |"
         )
     return lines + [""]
 
