@@ -115,7 +115,7 @@ def reloaded_residual_suspects(
     reloaded = x.float() + round_to(h, residual.dtype, backend).float()
     return [
         Suspect(
-            "residual-writeback",
+            "residual-reread",
             round_to(_scaled(reloaded, h, weight), x.dtype, backend),
             "x + h, normalized: h was stored into residual before the pass that normalizes, "
             "which loaded residual again and found h there instead of the old residual",

@@ -5,8 +5,9 @@ revealed by itself the first time it appears. Further stages come only on reques
 time. What was revealed is kept in the progress file, so the CLI and the app agree.
 
 The stages fit the run: the first failed test with the active diagnosis gives its facts (how
-many values are wrong, where, the pattern: tutor.harness.errormap), which are kept with the
-last run; the ladder's stages for that pattern are shown, with the numbers filled in.
+many values are wrong, where, the pattern: tutor.harness.errormap; the way the mistake was
+written, when the test told it apart), which are kept with the last run; the ladder's stages
+for that way, else for that pattern, are shown, with the numbers filled in.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class Coach:
             file = self.catalogue.drill(drill_id).file
         except KeyError:
             file = "<file>"
-        stages = ladder.stages_for(facts.get("pattern"))
+        stages = ladder.stages_for(facts.get("pattern"), facts.get("way"))
         return HintView(
             drill_id,
             diagnosis,

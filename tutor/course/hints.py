@@ -14,6 +14,17 @@ many stages as its plain `stages`:
         end: [...]             # only the end is wrong: the grid and the last mask
         rows: [...]            # whole rows: strides
 
+and for each way of writing the mistake that the run tells apart (a failure's facts["way"],
+named by the test that found it: `beside-kernel` for a torch call beside a launch, `one-half`
+for a sign flipped in one half of a rotation), again with as many stages; a way's stages come
+before a pattern's:
+
+    torch-fallback:
+      title: ...
+      stages: [...]            # no kernel launched
+      ways:
+        beside-kernel: [...]   # a kernel ran, and torch did the drill's core op beside it
+
 and its text may carry the failing run's own numbers through placeholders (`PLACEHOLDERS`),
 each of which reads as a phrase, and reads as a vaguer phrase when the run did not give the
 number: `<count>` is "6 of 1200 values" (or "some values").
@@ -44,9 +55,14 @@ class Ladder:
     stages: tuple[str, ...]
     # Stages for a shape of wrong output (a WrongPattern value), as many as `stages`.
     when: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Stages for a way of writing the mistake (a failure's facts["way"]), as many as `stages`.
+    ways: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def stages_for(self, pattern: str | None) -> tuple[str, ...]:
-        """The stages to tell when the run's output was wrong in `pattern`."""
+    def stages_for(self, pattern: str | None, way: str | None = None) -> tuple[str, ...]:
+        """The stages to tell for the way the mistake was written (`way`, when the ladder has
+        stages for it), else for the shape `pattern` of the wrong output."""
+        if way and way in self.ways:
+            return self.ways[way]
         return self.when.get(pattern or "", self.stages)
 
 
@@ -79,6 +95,7 @@ def _load(path: Path, mtime: float) -> dict[str, Ladder]:
             raw["title"].strip(),
             tuple(s.strip() for s in stages),
             _when(path, diagnosis, raw, len(stages)),
+            _ways(path, diagnosis, raw, len(stages)),
         )
     return ladders
 
@@ -101,6 +118,7 @@ def _with_names(ladder: Ladder) -> Ladder:
         ladder.title,
         _named(ladder.stages),
         {pattern: _named(stages) for pattern, stages in ladder.when.items()},
+        {way: _named(stages) for way, stages in ladder.ways.items()},
     )
 
 
@@ -141,6 +159,42 @@ def _when(path: Path, diagnosis: str, raw: dict, count: int) -> dict[str, tuple[
                 line_of(when),
             )
         out[pattern] = tuple(s.strip() for s in stages)
+    return out
+
+
+_WAY = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+def _ways(path: Path, diagnosis: str, raw: dict, count: int) -> dict[str, tuple[str, ...]]:
+    """A ladder's `ways:` mapping: a way's name (lower-case words joined by '-') to as many
+    stages as the plain ladder's."""
+    ways = raw.get("ways") or {}
+    if not isinstance(ways, dict):
+        raise HintFileError(
+            path,
+            _("diagnosis '{diagnosis}': 'ways' maps ways to stages").format(diagnosis=diagnosis),
+            line_of(raw),
+        )
+    out: dict[str, tuple[str, ...]] = {}
+    for way, stages in ways.items():
+        if not isinstance(way, str) or not _WAY.match(way):
+            raise HintFileError(
+                path,
+                _(
+                    "diagnosis '{diagnosis}': '{way}' under 'ways' is no name of lower-case "
+                    "words joined by '-'"
+                ).format(diagnosis=diagnosis, way=way),
+                line_of(ways),
+            )
+        if not _is_stage_list(stages) or len(stages) != count:
+            raise HintFileError(
+                path,
+                _(
+                    "diagnosis '{diagnosis}': 'ways: {way}' needs {count} stages, as 'stages' has"
+                ).format(diagnosis=diagnosis, way=way, count=count),
+                line_of(ways),
+            )
+        out[way] = tuple(s.strip() for s in stages)
     return out
 
 

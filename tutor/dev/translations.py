@@ -6,7 +6,7 @@ tutor speaks, unless it says `translations: [en]`), beside English:
 - its lesson and hints file have a translation (tutor.course.translations) that records the sha256
   of the English file as it is now, else the check names the stale or missing file;
 - the translated hints file has the same diagnosis ids as the English one, the same number of
-  stages for each, and the same `when:` patterns;
+  stages for each, the same `when:` patterns and `ways:`;
 - drills.<lang>.yaml gives the drill a title (tutor.course.titles);
 - the translated hints file's `stories:` map translates every story and output name the drill's
   tests can show (tutor.dev.stories: collected into drills/stories/<id>.yaml by running them,
@@ -84,6 +84,11 @@ def _shape_problems(there: str, name: str, english: Ladder, other: Ladder) -> li
             f"{there}: '{english.diagnosis}' has when: {sorted(other.when) or 'none'}, "
             f"hints/{name}.yaml {sorted(english.when) or 'none'}"
         )
+    if sorted(other.ways) != sorted(english.ways):
+        problems.append(
+            f"{there}: '{english.diagnosis}' has ways: {sorted(other.ways) or 'none'}, "
+            f"hints/{name}.yaml {sorted(english.ways) or 'none'}"
+        )
     return problems
 
 
@@ -104,7 +109,7 @@ def drill_findings(catalogue: Catalogue, drill: Drill) -> list[tuple[str, bool, 
                     f"ladders ({lang})",
                     not problems,
                     "; ".join(problems)
-                    or f"hints/{drill.id}.{lang}.yaml: the same ids, stages and patterns",
+                    or f"hints/{drill.id}.{lang}.yaml: the same ids, stages, patterns and ways",
                 )
             )
         found.append(_title_finding(catalogue, drill, lang))

@@ -39,6 +39,9 @@ class Suspect:
     diagnosis: str
     value: torch.Tensor
     story: str  # completes "your output matches ..." e.g. "the variance with padded lanes in it"
+    # How the mistake was written, when its ladder has stages of its own for it (a failure's
+    # facts["way"]: tutor.course.hints): "one-half" for a sign flipped in one half only.
+    way: str = ""
 
     def __post_init__(self) -> None:
         story_text.record(self.story)
@@ -138,11 +141,12 @@ def expect_close(
     grid_claim = grid_stops and not end.sliver
 
     def failure(
-        diagnosis: str, text: str = message, details: str = "", fill: str = ""
+        diagnosis: str, text: str = message, details: str = "", fill: str = "", way: str = ""
     ) -> DrillFailure:
         facts = {
             **located.facts,
             **({"fill": fill} if fill else {}),
+            **({"way": way} if way else {}),
             **({END_UNWRITTEN: GRID_STOPS if grid_stops else NO_GRID_STOPS} if end else {}),
         }
         return HarnessFailure(
@@ -151,7 +155,9 @@ def expect_close(
 
     suspect = _uncontested_suspect(got, to_reference, _built(suspects), tol)
     if suspect is not None:
-        raise failure(suspect.diagnosis, details=suspect.details_for(english_what))
+        raise failure(
+            suspect.diagnosis, details=suspect.details_for(english_what), way=suspect.way
+        )
     if unwritten.any() and not (wrong & ~unwritten).any():
         if bool(unwritten.all()) and call.programs == 0:
             raise failure(

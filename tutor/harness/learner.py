@@ -23,7 +23,7 @@ from tutor.course import diagnoses as dx
 from tutor.harness.allocations import GuardedAllocations
 from tutor.harness.failures import DrillFailure, HarnessFailure
 from tutor.harness.inputs import same_layout
-from tutor.harness.torch_calls import CoreCalls
+from tutor.harness.torch_calls import COPIES, CoreCalls
 from tutor.kernels import launches
 from tutor.kernels.base import KernelFailure
 from tutor.kernels.errors import where_in
@@ -170,12 +170,26 @@ def observed(
                 ),
                 _(
                     "That torch call does this drill's work, which is the kernel's to do: move it "
-                    "into your kernel (allocating, views and copies in torch are fine)."
-                ),
+                    "into your kernel ({fine})."
+                ).format(fine=_fine_in_torch(core_calls.operations)),
+                facts={"way": BESIDE_KERNEL},
             )
         return result
 
     return call
+
+
+# The way of torch-fallback where a kernel ran and torch did the drill's core op beside it (its
+# ladder has stages of their own for it: tutor.course.hints).
+BESIDE_KERNEL = "beside-kernel"
+
+
+def _fine_in_torch(flagged: set[str]) -> str:
+    """What the learner may still do in torch: never a copy when a copy is what was flagged
+    (a transpose drill's core op is the copy)."""
+    if flagged & COPIES:
+        return _("allocating and views in torch are fine")
+    return _("allocating, views and copies in torch are fine")
 
 
 def _limit_of_half_values(
