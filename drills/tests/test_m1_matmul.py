@@ -196,7 +196,9 @@ def suspects(a: torch.Tensor, b: torch.Tensor, backend: Backend) -> list[Suspect
                     "every block reads the first one again",
                 )
             )
-    for kept in sorted({k - k % block for block in BLOCK_KS if k % block}):
+    # A tail claim needs a tail: K no multiple of the block, and whole blocks before it (with
+    # none kept, nothing was multiplied at all, which is no tail's doing).
+    for kept in sorted({k - k % block for block in BLOCK_KS if k % block and k > block}):
         found.append(
             Suspect(
                 K_TAIL,
