@@ -327,7 +327,8 @@ def stage_markdown(text: str) -> str:
 # -- placeholders -----------------------------------------------------------------------------
 # Each is a phrase made from the failing test's facts (tutor.harness.errormap.ErrorMap.facts,
 # carried by the run's record), or, when the run did not give what it needs, the vaguer phrase
-# after it. `<drill>` and `<file>` are the drill's id and its file.
+# after it. `<drill>` and `<file>` are the drill's id and its file; `<tensor>` is the name of the
+# tensor the mistake is about (`x` when the run did not say), for code: `<tensor>_row_stride`.
 
 
 def _count(f: dict) -> str:
@@ -354,6 +355,18 @@ def _unwritten(f: dict) -> str:
     return _("still hold the value the empty tensor was filled with")
 
 
+def _shape(f: dict) -> str:
+    return _("shape {shape}").format(shape=f["shape"])
+
+
+def _stride(f: dict) -> str:
+    return _("{stride} elements apart").format(stride=int(f["stride"]))
+
+
+def _stored(f: dict) -> str:
+    return _("{stored} elements apart").format(stored=int(f["stored"]))
+
+
 # Each placeholder: how to make its phrase from the facts, and the vaguer phrase (marked for
 # the catalogue here, translated when it is used).
 PLACEHOLDERS: dict[str, tuple] = {
@@ -363,7 +376,13 @@ PLACEHOLDERS: dict[str, tuple] = {
     "first": (_first, N_("one position")),  # "index 768", "position [2, 0]"
     "factor": (lambda f: str(f["factor"]), N_("one factor")),  # "x0.5", "x0.5, x2, ..."
     "unwritten": (_unwritten, N_("were never written")),  # what never-written values hold
+    # the tensor a stride or layout mistake is about, as the run observed it
+    "shape": (_shape, N_("its shape")),  # "shape [4, 100]"
+    "stride": (_stride, N_("as far apart as its stride says")),  # its rows: "100 elements apart"
+    "stored": (_stored, N_("somewhere else")),  # where the kernel put them: "128 elements apart"
 }
+# Placeholders that stand for a name in code, not a phrase: the name the run gave, else this.
+NAMES = {"tensor": "x"}  # the tensor a mistake is about: x_ptr, x_row_stride, ...
 _PLACEHOLDER = re.compile(r"<([a-z]+)>")
 
 
@@ -378,6 +397,8 @@ def fill(text: str, drill_id: str, file: str, facts: dict | None = None) -> str:
             return drill_id
         if name == "file":
             return file
+        if name in NAMES:
+            return str(facts.get(name) or NAMES[name])
         if name not in PLACEHOLDERS:
             return match.group(0)
         make, vaguer = PLACEHOLDERS[name]
