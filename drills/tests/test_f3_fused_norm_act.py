@@ -32,6 +32,7 @@ from tutor.harness import (
 )
 from tutor.harness import diagnoses as dx
 from tutor.harness.allocations import never_written
+from tutor.lang.mapwords import share
 
 DRILL = "f3"
 
@@ -194,7 +195,7 @@ def expect_bits(
     off = int((ulps > 0).sum())
     message = (
         f"{what}: {off} of {ulps.numel()} bf16 values differ from the reference "
-        f"({100 * off / ulps.numel():.1f}%), the largest by {int(ulps.max())} ulp; a correct "
+        f"({share(off, ulps.numel())}%), the largest by {int(ulps.max())} ulp; a correct "
         f"kernel is at most one ulp off in at most {ALLOWED_FLIPS:.0%} of them"
     )
     for suspect in suspects():

@@ -11,6 +11,9 @@
 - `guarded(values)`, `row_sliced(values, slack)`, `padded_tail(n, block, shape, device)`: inputs
   that make mistakes visible (NaN around the data, rows further apart than N).
 - `round_to(values, dtype, backend)`: an fp32 reference rounded as the backend's `.to()` rounds.
+- `blocks_launched(output, candidates)`: the block sizes the learner's launches behind `output`
+  were given, among `candidates` (all of them when none): suspects built for those name the
+  learner's own block.
 - `observe(fn, name, path, torch_core=())`: call a learner function the way the `impl` fixture
   does (errors become diagnoses; a call without a Triton launch, or one that calls a drill's
   core torch operation, is `torch-fallback`).
@@ -31,7 +34,7 @@ from tutor.harness.checks import (
 )
 from tutor.harness.failures import DrillFailure
 from tutor.harness.inputs import GUARD, guarded, padded_tail, row_sliced, row_sliced_buffer
-from tutor.harness.learner import Learner, call_or_refuse, observed
+from tutor.harness.learner import Learner, blocks_launched, call_or_refuse, observed
 
 observe = observed
 
@@ -42,6 +45,7 @@ __all__ = [
     "Learner",
     "Suspect",
     "Tolerance",
+    "blocks_launched",
     "call_or_refuse",
     "diagnoses",
     "expect_close",

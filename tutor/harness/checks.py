@@ -24,6 +24,7 @@ from tutor.course import diagnoses as dx
 from tutor.harness import errormap, learner, story_text
 from tutor.harness.allocations import LEAKY_MASK, never_written
 from tutor.harness.failures import DrillFailure, HarnessFailure
+from tutor.lang import mapwords
 from tutor.lang.i18n import _, ngettext
 from tutor.run.agreement import END_UNWRITTEN, GRID_STOPS, NO_GRID_STOPS
 
@@ -499,8 +500,20 @@ def describe_mismatch(got: torch.Tensor, want: torch.Tensor, tol: Tolerance, wha
     wrong = ~_close_mask(got, want, tol)
     total = want.numel()
     err = (got - want).abs().nan_to_num(nan=float("inf"))
+    if want.dim() == 0:
+        g, w = got.item(), want.item()
+        digits = _digits_apart(g, w)
+        return _(
+            "{what} is one value: got {got}, expected {want} (|diff| {diff}, allowed {allowed})"
+        ).format(
+            what=what,
+            got=f"{g:.{digits}g}",
+            want=f"{w:.{digits}g}",
+            diff=f"{abs(g - w):.3g}",
+            allowed=f"{tol.atol + tol.rtol * abs(w):.3g}",
+        )
     flat = int(torch.argmax(torch.where(wrong, err, torch.zeros_like(err))).item())
-    index = list(torch.unravel_index(torch.tensor(flat), want.shape)) if want.dim() else []
+    index = list(torch.unravel_index(torch.tensor(flat), want.shape))
     at = "[" + ", ".join(str(int(i)) for i in index) + "]"
     g, w = got.reshape(-1)[flat].item(), want.reshape(-1)[flat].item()
     allowed = tol.atol + tol.rtol * abs(w)
@@ -513,7 +526,7 @@ def describe_mismatch(got: torch.Tensor, want: torch.Tensor, tol: Tolerance, wha
         what=what,
         count=count,
         total=total,
-        share=f"{100 * count / total:.1f}",
+        share=mapwords.share(count, total),
         at=at,
         got=f"{g:.{digits}g}",
         want=f"{w:.{digits}g}",

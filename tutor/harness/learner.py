@@ -10,7 +10,7 @@ torch operations (drills.yaml's `torch_core`), is named too (`torch-fallback`).
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -104,6 +104,15 @@ def call_behind(tensor: torch.Tensor) -> CallRecord:
     if found is not None and found[0]() is not None:
         return found[1]
     return last_call
+
+
+def blocks_launched(output: torch.Tensor, candidates: Sequence[int]) -> tuple[int, ...]:
+    """The sizes among `candidates` (the blocks a learner may pick) that the launches of the
+    call behind `output` were given (their power-of-two compile-time arguments), or all of
+    `candidates` when they were given none of them: a story that names a block then names the
+    learner's own, not the smallest that gives the same output."""
+    given = {block for launch in call_behind(output).launches for block in launch.blocks}
+    return tuple(block for block in candidates if block in given) or tuple(candidates)
 
 
 def started_as_sentinel(tensor: torch.Tensor) -> bool:
