@@ -324,8 +324,8 @@ BLOCKS_PER_PROGRAM = (1, 2, 4, 8)  # a program may walk a few blocks (a static l
 def _grid_could_stop_at(starts: set[int], call: learner.CallRecord) -> bool:
     """Whether `call`'s launches can have stopped exactly at one of `starts`: some
     count of programs (a grid axis, a product of axes, or a factor of a 1-D grid) times what
-    each program covers is one of them, where a program covers one lane or row, or 1, 2, 4 or
-    8 of one of the launch's power-of-two blocks. A grid that rounds down ends on such a
+    each program covers is one of them, where a program covers 1, 2, 4 or 8 lanes or rows, or
+    1, 2, 4 or 8 of one of the launch's power-of-two blocks. A grid that rounds down ends on such a
     product; programs that overlap or a mask one lane short end elsewhere (a right-sized grid
     whose programs all store the first block is not too small). Unknown launches do not count
     against the claim."""
@@ -333,9 +333,11 @@ def _grid_could_stop_at(starts: set[int], call: learner.CallRecord) -> bool:
     if not found or any(launch.grid is None for launch in found):
         return True
     for launch in found:
-        # One lane or row a program: the grid's own axes and their products only. A factor of a
-        # 1-D grid stands for tile rows or columns, so it pairs with the launch's blocks.
-        if any(programs in starts for programs in _program_counts(launch.grid, factors=False)):
+        # One lane or row a program, or a few rows (a [2, BLOCK_N] tile, whatever argument
+        # says 2): the grid's own axes and their products only. A factor of a 1-D grid stands
+        # for tile rows or columns, so it pairs with the launch's blocks.
+        direct = _program_counts(launch.grid, factors=False)
+        if any(programs * rows in starts for programs in direct for rows in BLOCKS_PER_PROGRAM):
             return True
         covers = {block * r for block in launch.blocks for r in BLOCKS_PER_PROGRAM}
         for programs in _program_counts(launch.grid, factors=True):
