@@ -412,6 +412,7 @@ def test_merge_attn_states_head_major_lse(impl, backend, device):
             f"[H, T]), though the same values with strides ({shape[1]}, 1) came out right",
             "Pass lse_a.stride(0), lse_a.stride(1) (and lse_b's) to the kernel and index "
             "lse by them.",
+            facts={"way": "strides", "tensor": "lse_a", "strides": f"(1, {shape[0]})"},
         )
     check_merge(impl, backend, out, inputs)
 
@@ -450,5 +451,6 @@ def test_merge_attn_states_mixed_layouts(impl, backend, device):
             "in contiguous tensors came out right",
             "Each tensor has its own strides: pass v_a's, v_b's, lse_a's and lse_b's to the "
             "kernel and index each tensor by its own.",
+            facts={"tensor": "v_a"},
         )
     check_merge(impl, backend, out, inputs)

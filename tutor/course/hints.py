@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -217,16 +217,26 @@ class HintBook:
         self.ladders: dict[str, Ladder] = {}
         self.note = ""
         for name in (COMMON, drill_id):  # the drill's own file overrides the common one
-            self.ladders.update(drill_ladders(hints_dir, name))
+            self._add(drill_ladders(hints_dir, name))
             source = hints_dir / f"{name}.yaml"
             if lang == i18n.ENGLISH or not source.is_file():
                 continue
             translation = translations.judge(source, lang)
             if translation.fresh:
-                self.ladders.update(drill_ladders(hints_dir, name, lang))
+                self._add(drill_ladders(hints_dir, name, lang))
             elif not self.note:
                 self.note = translations.note(translation, hints_dir.parent, "hints")
         self.ladders = {d: _with_names(ladder) for d, ladder in self.ladders.items()}
+
+    def _add(self, ladders: dict[str, Ladder]) -> None:
+        """`ladders` over the ones so far; a drill's ladder for a generic diagnosis keeps the
+        common ladder's stages for the ways it does not tell itself (a row stride in a tensor
+        the learner allocated reads the same in every drill)."""
+        for diagnosis, ladder in ladders.items():
+            before = self.ladders.get(diagnosis)
+            if before is not None and before.ways:
+                ladder = replace(ladder, ways={**before.ways, **ladder.ways})
+            self.ladders[diagnosis] = ladder
 
     def ladder(self, diagnosis: str) -> Ladder:
         found = self.ladders.get(diagnosis) or self.ladders.get(FALLBACK)
@@ -363,6 +373,10 @@ def _stride(f: dict) -> str:
     return _("{stride} elements apart").format(stride=int(f["stride"]))
 
 
+def _strides(f: dict) -> str:
+    return _("strides {strides}").format(strides=f["strides"])
+
+
 def _stored(f: dict) -> str:
     return _("{stored} elements apart").format(stored=int(f["stored"]))
 
@@ -380,6 +394,7 @@ PLACEHOLDERS: dict[str, tuple] = {
     "shape": (_shape, N_("its shape")),  # "shape [4, 100]"
     "stride": (_stride, N_("as far apart as its stride says")),  # its rows: "100 elements apart"
     "stored": (_stored, N_("somewhere else")),  # where the kernel put them: "128 elements apart"
+    "strides": (_strides, N_("strides of its own")),  # "strides (1, 5)"
 }
 # Placeholders that stand for a name in code, not a phrase: the name the run gave, else this.
 NAMES = {"tensor": "x"}  # the tensor a mistake is about: x_ptr, x_row_stride, ...
