@@ -19,6 +19,8 @@ IMPORT_ERROR = "import-error"
 MISSING_FUNCTION = "missing-function"
 PYTHON_ERROR = "python-error"
 TRITON_COMPILE_ERROR = "triton-compile-error"
+# Block pointers (tl.make_block_ptr, tl.advance), which Triton 3.9 removed for tensor descriptors.
+BLOCK_POINTERS = "block-pointers"
 # What Triton's CPU interpreter cannot run although a GPU does: not the learner's mistake.
 INTERPRETER_LIMIT = "interpreter-limit"
 CUDA_ERROR = "cuda-error"
@@ -46,6 +48,7 @@ GENERIC_RANKS: dict[str, int] = {
     MISSING_FILE: 1,
     MISSING_FUNCTION: 1,
     TRITON_COMPILE_ERROR: 1,
+    BLOCK_POINTERS: 1,
     INTERPRETER_LIMIT: 1,
     PYTHON_ERROR: 1,
     # Cross-cutting mistakes any drill can make.

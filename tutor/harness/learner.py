@@ -9,6 +9,7 @@ torch operations (drills.yaml's `torch_core`), is named too (`torch-fallback`).
 
 from __future__ import annotations
 
+import inspect
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -151,6 +152,8 @@ def observed(
             failure = classify(exc, name, path)
             if failure.diagnosis == dx.INTERPRETER_LIMIT:
                 failure = _limit_of_half_values(fn, args, kwargs, failure, path) or failure
+            if failure.diagnosis == dx.BLOCK_POINTERS:
+                failure.facts.update(_first_tensor(fn, args, kwargs))
             failure.error = exc  # the learner's own exception, for call_or_refuse
             raise failure from None
         allocations.check(name)
@@ -186,6 +189,24 @@ def observed(
         return result
 
     return call
+
+
+def _first_tensor(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict:
+    """The name, shape and strides of the call's first tensor argument of the most dimensions
+    (facts for a hint that rewrites the learner's kernel in the learner's own shapes)."""
+    try:
+        bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        bound = {f"arg{i}": a for i, a in enumerate(args)}
+    tensors = [(n, t) for n, t in bound.items() if isinstance(t, torch.Tensor) and t.dim()]
+    if not tensors:
+        return {}
+    name, tensor = max(tensors, key=lambda found: found[1].dim())  # the first of the widest
+    return {
+        "tensor": name,
+        "shape": "[" + ", ".join(str(d) for d in tensor.shape) + "]",
+        "strides": str(tuple(tensor.stride())),
+    }
 
 
 # The way of torch-fallback where a kernel ran and torch did the drill's core op beside it (its
