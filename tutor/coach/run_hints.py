@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from tutor.course import progress as p
 from tutor.course.catalogue import Catalogue
 from tutor.course.diagnoses import NOT_WRITTEN
-from tutor.course.hints import HintBook, Ladder, fill
+from tutor.course.hints import HintBook, Ladder, fill, fitted
 from tutor.run.results import RunResult
 from tutor.states import DrillStatus, Outcome
 
@@ -101,7 +101,7 @@ class Coach:
             drill_id,
             diagnosis,
             fill(ladder.title, drill_id, file, facts),
-            tuple(fill(stage, drill_id, file, facts) for stage in stages[:shown]),
+            tuple(fitted(fill(stage, drill_id, file, facts), facts) for stage in stages[:shown]),
             shown >= len(stages),
             note,
         )

@@ -275,16 +275,26 @@ _CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 
 
 def _is_code(line: str) -> bool:
-    """A line of code: starts like one, and (outside a comment) reads like none of English."""
+    """A line of code: starts like one, and (outside a comment) reads like none of English.
+
+    A line that ends in "," is code when a bracket it opened is still open (a call whose
+    arguments go on to the next line); prose ends a clause with it."""
     if line.lstrip().startswith("#"):
         return True
     code = line.split("  #")[0]
+    ending = code.rstrip()
+    continued = ending.endswith(",") and _open_brackets(code) > 0
     return (
         bool(_CODE_LINE.match(line))
         and not _PROSE_WORDS.search(code)
         and not _CJK.search(code)
-        and not line.rstrip().endswith((".", "?", ",", "。", "？", "，", "："))
+        and (continued or not ending.endswith((".", "?", ",", "。", "？", "，", "：")))
     )
+
+
+def _open_brackets(code: str) -> int:
+    """How many more brackets `code` opens than it closes."""
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
 def stage_blocks(text: str) -> list[tuple[str, str]]:
@@ -399,6 +409,28 @@ PLACEHOLDERS: dict[str, tuple] = {
 # Placeholders that stand for a name in code, not a phrase: the name the run gave, else this.
 NAMES = {"tensor": "x"}  # the tensor a mistake is about: x_ptr, x_row_stride, ...
 _PLACEHOLDER = re.compile(r"<([a-z]+)>")
+
+
+# A kernel that takes several rows a program (the run saw fewer programs than rows) may hold
+# them in one 2-D tile, where the row reductions a stage's code writes along axis=0 run along
+# axis=1: said after such a stage, since the run cannot tell a tile from a loop over rows.
+SEVERAL_ROWS = N_(
+    "Your kernel takes {rows} rows a program. Held in one [ROWS, BLOCK_N] tile, each row's "
+    "reductions above run along axis=1 (tl.sum(x, axis=1)), and a row's result meets its row "
+    "as result[:, None]; walked one row at a time in a loop, axis=0 stays."
+)
+
+
+def fitted(stage: str, facts: dict) -> str:
+    """`stage` with what the run saw of the learner's kernel that its code cannot know: after
+    code that reduces along axis=0, a kernel of several rows a program (facts["rows_per_program"])
+    hears how a 2-D tile of rows writes it."""
+    rows = facts.get("rows_per_program")
+    if not isinstance(rows, int) or rows < 2:
+        return stage
+    if not any(kind == "code" and "axis=0" in text for kind, text in stage_blocks(stage)):
+        return stage
+    return f"{stage}\n\n{_(SEVERAL_ROWS).format(rows=rows)}"
 
 
 def fill(text: str, drill_id: str, file: str, facts: dict | None = None) -> str:
