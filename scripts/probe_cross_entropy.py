@@ -32,11 +32,11 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-from tutor.dev.liger import case_rows  # noqa: E402
 from tune_sweep import load_solution, save_json  # noqa: E402
 
 from tutor.bench.recipe import load_recipes  # noqa: E402
 from tutor.bench.timing import _copy_gbps  # noqa: E402
+from tutor.dev.liger import case_rows  # noqa: E402
 
 SHAPES = ({"t": 4096, "v": 32000}, {"t": 4096, "v": 128256})
 CHECK_SHAPES = ({"t": 64, "v": 1000}, {"t": 4, "v": 5000})  # 64 rows: some ignored

@@ -233,9 +233,9 @@ def expect_backward(
         _which_rows(got_dw, dy, x, w, rstd, programs, failure, grids)
         _one_row_per_column(got_dw, dy, x, w, rstd, dw_tol, failure)
 
-        def rows_named(written: torch.Tensor, unwritten: int) -> None:
-            _which_rows(written, dy, x, w, rstd, programs, failure, grids, unwritten)
-            _one_row_per_column(written, dy, x, w, rstd, dw_tol, failure, unwritten)
+        def rows_named(written: torch.Tensor, unwritten: int, named=failure) -> None:
+            _which_rows(written, dy, x, w, rstd, programs, named, grids, unwritten)
+            _one_row_per_column(written, dy, x, w, rstd, dw_tol, named, unwritten)
 
         _partials_unwritten(
             got_dw, want_dw, dw_tol, failure, lambda: _out(impl, dy, x, w, rstd)[1], rows_named

@@ -158,9 +158,7 @@ def expect_close(
 
     suspect = _uncontested_suspect(got, to_reference, _built(suspects), tol)
     if suspect is not None:
-        raise failure(
-            suspect.diagnosis, details=suspect.details_for(english_what), way=suspect.way
-        )
+        raise failure(suspect.diagnosis, details=suspect.details_for(english_what), way=suspect.way)
     if unwritten.any() and not (wrong & ~unwritten).any():
         if bool(unwritten.all()) and call.programs == 0:
             raise failure(

@@ -28,7 +28,6 @@ MAX_ROWS = 16
 MAX_COLS = 64
 
 
-
 @dataclass(frozen=True)
 class ErrorMap:
     where: str  # one sentence

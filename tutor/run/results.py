@@ -12,7 +12,6 @@ from typing import Any
 
 from tutor.states import Outcome, RunStatus
 
-
 # The fact that carries a paragraph a run says once, however many of its tests it explains: why
 # a verdict depends on the backend (the CPU interpreter's bf16), said by the test that found it.
 BACKEND_NOTE = "backend_note"
