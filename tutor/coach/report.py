@@ -181,6 +181,8 @@ def format_run(
         runner = (
             _("warm runner: torch and triton already loaded") if result.warm else _("cold start")
         )
+        if not result.duration and all(t.diagnosis == dx.SYNTAX_ERROR for t in result.tests):
+            runner = _("found before any run: the file does not compile")
         seconds = f"{result.duration:.1f}"
         lines.append(
             _("{counts} in {seconds} s ({runner})").format(
