@@ -425,6 +425,7 @@ def cmd_lesson(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     path = catalogue.paths.lesson(drill.id)
     if not path.is_file():
         raise UsageError(_("{path} does not exist").format(path=path))
+    from tutor.coach.report import format_lesson
     from tutor.course import lessons
     from tutor.course.translations import lesson_text
 
@@ -432,7 +433,7 @@ def cmd_lesson(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     how = _("`tutor lesson {drill} --answers` shows the answers").format(drill=drill.id)
     if note:
         print(f"({note})\n")
-    print(lessons.render(text, answers=args.answers, how_to_show=how))
+    print(format_lesson(lessons.render(text, answers=args.answers, how_to_show=how)))
     return EXIT_OK
 
 

@@ -85,3 +85,26 @@ async def test_with_watch_off_a_save_shows_in_the_code_tab_and_watch_on_runs_it(
         await pilot.press("w")
         await wait_until(pilot, lambda: recorder.of(RunFinished), "the run watch on starts")
         assert [call.drill_id for call in runner.calls] == ["a1"]
+
+
+def test_the_app_breaks_chinese_lines_between_characters_by_the_line_breaking_rules():
+    """Rich breaks lines at spaces only: a run of Chinese between two spaces moved whole to the
+    next line and left lines half empty. Installed by the app, lines break between characters,
+    never before a closing mark, and a date stays whole."""
+    import rich._wrap
+
+    from tutor.lang import cells
+    from tutor.ui import cjk_wrap
+
+    cjk_wrap.install()
+    text = (
+        "你的 kernel 把每一行都写到了第零行去了，所以只有最后一个 program 的部分和"
+        "（2026-12-05 测得）留了下来。"
+    )
+    cuts = [0, *rich._wrap.divide_line(text, 20), len(text)]
+    lines = [text[a:b].rstrip() for a, b in zip(cuts, cuts[1:], strict=False)]
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+    assert all(cells.width(line) <= 20 for line in lines)
+    assert not any(line[0] in "，。）、" for line in lines)
+    assert any("2026-12-05" in line for line in lines)
+    assert cells.width(lines[0]) >= 18  # no half-empty line before a run of Chinese

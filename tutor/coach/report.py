@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import itertools
 import shutil
 
@@ -38,6 +39,54 @@ def _wrapped(text: str, indent: str) -> list[str]:
                 cells.wrap(line, _width(), indent)  # by cells: a CJK character takes two
             )
     return out
+
+
+_LIST_ITEM = re.compile(r"^(\s*(?:[-*+]|\d+\.)\s+|\s*>\s?)")
+
+
+def format_lesson(markdown: str, width: int | None = None) -> str:
+    """A lesson for the terminal (`tutor lesson`): its paragraphs, list items and quotes
+    wrapped to the terminal by cells, by the line-breaking rules (tutor.lang.cells.wrap), the
+    lines of a paragraph joined as their language joins them (a break inside Chinese is no
+    space); headings, tables and code kept line for line. The terminal would otherwise break a
+    long line anywhere: inside a date, or before a Chinese comma."""
+    width = width or _width()
+    out: list[str] = []
+    paragraph: list[str] = []
+    lead = ""  # the list marker or quote mark of the paragraph being gathered
+
+    def flush() -> None:
+        nonlocal lead
+        if paragraph:
+            hang = " " * cells.width(lead) if not lead.strip().startswith(">") else lead
+            wrapped = cells.wrap(cells.join_lines(paragraph), width, hang) or [hang]
+            out.extend([lead + wrapped[0][len(hang) :], *wrapped[1:]])
+        paragraph.clear()
+        lead = ""
+
+    fenced = False
+    for line in markdown.splitlines():
+        verbatim = fenced or line.startswith(("```", "    ", "\t", "|", "#", "<"))
+        if line.startswith("```"):
+            fenced = not fenced
+        if verbatim or not line.strip():
+            flush()
+            out.append(line)
+            continue
+        marker = _LIST_ITEM.match(line)
+        if marker and not line[marker.end() :].strip():  # a quote's blank line
+            flush()
+            out.append(line.rstrip())
+            continue
+        if marker and (not paragraph or not lead.strip().startswith(">")):
+            flush()
+            lead = marker.group(1)
+            line = line[marker.end() :]
+        elif marker:  # the next line of a quote
+            line = line[marker.end() :]
+        paragraph.append(line)
+    flush()
+    return "\n".join(out)
 
 
 # An error map (tutor.harness.errormap) is a heading, rows of one-character cells, and a legend.
