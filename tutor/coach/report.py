@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import re
 import itertools
+import re
 import shutil
 
 from tutor.coach.run_hints import HintView

@@ -24,8 +24,9 @@ from tutor.course import stories
 from tutor.course.catalogue import Catalogue, CatalogueError, Drill
 from tutor.course.hints import COMMON, HintFileError, Ladder, drill_ladders
 from tutor.course.titles import load_titles, titles_file
-from tutor.course.translations import Freshness, judge, sha256_of
+from tutor.course.translations import Freshness, judge, sha256_of, translated_path
 from tutor.course.yamlfile import YamlFileError
+from tutor.dev import glossary
 from tutor.lang.i18n import ENGLISH
 
 
@@ -113,6 +114,12 @@ def drill_findings(catalogue: Catalogue, drill: Drill) -> list[tuple[str, bool, 
                 )
             )
         found.append(_title_finding(catalogue, drill, lang))
+        if lang == glossary.LANG:
+            found += glossary.drill_findings(
+                translated_path(paths.lesson(drill.id), lang),
+                translated_path(hints, lang),
+                paths.root,
+            )
         story = _story_finding(catalogue, drill, lang)
         if story is not None:
             found.append(story)
@@ -202,6 +209,8 @@ def course_findings(catalogue: Catalogue, drills: list[Drill]) -> list[tuple[str
                     "; ".join(problems) or f"hints/{COMMON}.{lang}.yaml matches",
                 )
             )
+        if lang == glossary.LANG:
+            found += glossary.course_findings(translated_path(common, lang), paths.root)
         name = titles_file(catalogue, lang).name
         try:
             tracks = load_titles(catalogue, lang)["tracks"]
