@@ -100,6 +100,9 @@ def test_chinese_lines_keep_the_line_breaking_rules_at_every_width(width):
     assert any("2026-12-05" in line for line in lines)
 
 
+CODE = "    code_line = that_is_long_and_must_stay_exactly_as_it_is(x, y, z)  # 不换行"
+
+
 def test_a_lesson_printed_in_the_terminal_is_wrapped_by_the_same_rules():
     """`tutor lesson` printed each source line as it is, and the terminal broke a long Chinese
     line anywhere: inside "2026-12-05", or before "，". Its paragraphs are wrapped now, the
@@ -110,12 +113,13 @@ def test_a_lesson_printed_in_the_terminal_is_wrapped_by_the_same_rules():
     lesson = (
         "# 标题\n\n"
         "在 NVIDIA H200 上实测（2026-12-05），M = 4096、N = 2048、8 个 warp，CUDA graph 中的 GPU"
-        "时间，一个 program 在路上的字节太少，喂不饱一个 SM 的访存通路，\n所以每个 SM 放第二个。\n\n"
-        "    code_line = that_is_long_and_must_stay_exactly_as_it_is(x, y, z, w)  # 不换行\n\n"
+        "时间，一个 program 在路上的字节太少，喂不饱一个 SM 的访存通路，\n"
+        "所以每个 SM 放第二个。\n\n"
+        f"{CODE}\n\n"
         "- 列表项：" + "很长的一句话" * 12 + "\n"
     )
     out = format_lesson(lesson, 40).splitlines()
-    assert "    code_line = that_is_long_and_must_stay_exactly_as_it_is(x, y, z, w)  # 不换行" in out
+    assert CODE in out
     prose = [line for line in out if line and not line.startswith(("#", "    code"))]
     assert all(cells.width(line) <= 40 for line in prose)
     assert any("2026-12-05" in line for line in prose)
