@@ -301,3 +301,13 @@ def test_the_backend_paragraph_is_said_once_a_run(tmp_path):
     result = RunResult("d1", "x.py", RunStatus.FAILED, tests=tests, diagnoses=[dx.BF16_NO_UPCAST])
     book = HintBook(_hints(tmp_path, LADDER), "d1")
     assert format_run(result, book).count(note) == 1
+
+
+def test_a_renamed_failure_drops_the_old_diagnosis_way():
+    """A way names how the old diagnosis's mistake was written: under another diagnosis (a
+    stride in an allocated tensor renamed trans-mask by t5's test) it would pick stages that
+    ladder does not have."""
+    failure = DrillFailure(dx.ROW_STRIDE, "m", facts={"way": "allocated", "shape": "[4, 8]"})
+    renamed = failure.renamed("trans-mask", "evidence")
+    assert renamed.facts == {"shape": "[4, 8]"}
+    assert failure.renamed("rope-sign", "e", way="one-half").facts["way"] == "one-half"

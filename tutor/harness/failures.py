@@ -79,8 +79,14 @@ class DrillFailure(AssertionError):
             self.line,
             where=self.where,
             error_map=self.error_map,
-            facts={**self.facts, **(facts or {}), **({"way": way} if way else {})},
+            facts={**self.facts_renamed(), **(facts or {}), **({"way": way} if way else {})},
         )
+
+
+    def facts_renamed(self) -> dict:
+        """The facts to keep under another diagnosis: all but the way of writing the mistake,
+        which was the old diagnosis's (its ladder's stages for that way)."""
+        return {key: value for key, value in self.facts.items() if key != "way"}
 
 
 class HarnessFailure(DrillFailure):
