@@ -82,7 +82,6 @@ class DrillFailure(AssertionError):
             facts={**self.facts_renamed(), **(facts or {}), **({"way": way} if way else {})},
         )
 
-
     def facts_renamed(self) -> dict:
         """The facts to keep under another diagnosis: all but the way of writing the mistake,
         which was the old diagnosis's (its ladder's stages for that way)."""
