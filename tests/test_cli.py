@@ -127,13 +127,27 @@ def test_progress_keeps_solved_apart_from_the_last_run(course):
     assert data["solved"] is True and data["status"] == "failing"
 
 
-def test_a_syntax_error_is_said_once_not_once_per_test(course):
+def test_a_syntax_error_is_said_once_before_any_run(course):
     out = tutor(course, "check", "t3", "--impl", str(ROOT / "tests/fixtures/t3_syntax_error.py"))
     assert out.returncode == 1
     assert out.stdout.count("syntax error: '(' was never closed") == 1, out.stdout
-    failed = int(out.stdout.split(" failed in ")[0].split(", ")[-1])
-    assert failed > 1 and f"The same in all {failed} failed tests." in out.stdout
-    assert "more failed tests" not in out.stdout
+    assert "0 passed, 1 failed" in out.stdout
+    assert "found before any run: the file does not compile" in out.stdout
+
+
+def test_check_without_a_drill_checks_the_one_in_progress_and_a_pass_offers_the_next(course):
+    """As rustlings has a current exercise: `tutor check` alone checks the drill in progress,
+    and after a pass names the next drill and how to take it up."""
+    course.mine("t0_add.py").parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(course.solution("t0_add.py"), course.mine("t0_add.py"))
+    first = tutor(course, "check", "--cpu")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert first.stdout.startswith("Checking t0 (Vector add), the drill in progress.")
+    assert "Next: t1 (GELU (tanh form)). Write it in drills/mine/t1_gelu.py" in first.stdout
+    second = tutor(course, "check", "--cpu", "--json")
+    assert second.returncode == 1
+    assert json.loads(second.stdout)["drill"] == "t1"  # stdout is the one JSON object
+    assert "Checking t1" in second.stderr
 
 
 def _revealed(course, drill_id: str, diagnosis: str, stages: int) -> None:

@@ -85,3 +85,49 @@ def test_wrapping_counts_cells_and_breaks_between_chinese_characters():
     english = "The padded lanes load as 0, so they add nothing to sum(x); x - mean is -mean there."
     assert cells.wrap(english, 30) == textwrap.wrap(english, 30)
     assert cells.ljust("中文", 6) == "中文  " and cells.width("中文ab") == 6
+
+
+@pytest.mark.parametrize("width", range(24, 61))
+def test_chinese_lines_keep_the_line_breaking_rules_at_every_width(width):
+    """No line starts with closing punctuation, even after a run of several ("x.shape[0]）、"),
+    none ends on opening punctuation, and a date or a number stays whole."""
+    from tutor.lang import cells
+
+    text = (
+        "host 端 wrapper 里的错误通常是形状弄混了（x.shape[-1] 和 x.shape[0]）、少传了参数，"
+        "或者把 constexpr 当成了张量。H200 上实测（2026-12-05），M = 4096、N = 2048。"
+    )
+    lines = [line.strip() for line in cells.wrap(text, width)]
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+    assert not any(line[0] in "，。；：、）！？" for line in lines[1:])
+    assert not any(line[-1] in "（「『" for line in lines[:-1])
+    assert any("2026-12-05" in line for line in lines)
+
+
+CODE = "    code_line = that_is_long_and_must_stay_exactly_as_it_is(x, y, z)  # 不换行"
+
+
+def test_a_lesson_printed_in_the_terminal_is_wrapped_by_the_same_rules():
+    """`tutor lesson` printed each source line as it is, and the terminal broke a long Chinese
+    line anywhere: inside "2026-12-05", or before "，". Its paragraphs are wrapped now, the
+    lines of a Chinese paragraph joined without a space; code and tables stay as they are."""
+    from tutor.coach.report import format_lesson
+    from tutor.lang import cells
+
+    lesson = (
+        "# 标题\n\n"
+        "在 NVIDIA H200 上实测（2026-12-05），M = 4096、N = 2048、8 个 warp，CUDA graph 中的 GPU"
+        "时间，一个 program 在路上的字节太少，喂不饱一个 SM 的访存通路，\n"
+        "所以每个 SM 放第二个。\n\n"
+        f"{CODE}\n\n"
+        "- 列表项：" + "很长的一句话" * 12 + "\n"
+    )
+    out = format_lesson(lesson, 40).splitlines()
+    assert CODE in out
+    prose = [line for line in out if line and not line.startswith(("#", "    code"))]
+    assert all(cells.width(line) <= 40 for line in prose)
+    assert any("2026-12-05" in line for line in prose)
+    assert not any(line.strip()[0] in "，。、" for line in prose if line.strip())
+    assert "通路，所以" in "".join(out)  # the source's line break inside Chinese: no space
+    item = out.index(next(line for line in out if line.startswith("- 列表项")))
+    assert len(out) > item + 1 and all(line.startswith("  ") for line in out[item + 1 :])

@@ -456,9 +456,10 @@ def test_install_warns_on_an_untested_version(k, monkeypatch):
     assert any("tested with triton" in str(w.message) for w in seen)
 
 
-def test_triton_api_refusal_is_a_compile_error_on_both_backends(k):
+def test_triton_api_refusal_is_named_block_pointers_on_both_backends(k):
     # tl.make_block_ptr raises NotImplementedError in triton 3.9 itself, on a GPU too: it is
-    # a compile error, neither `not-started` nor a limit of the interpreter.
+    # block-pointers (Triton removed them, older tutorials teach them), neither `not-started`
+    # nor a limit of the interpreter.
     x = torch.ones(4)
     try:
         k.block_pointer[(1,)](x)
@@ -466,13 +467,15 @@ def test_triton_api_refusal_is_a_compile_error_on_both_backends(k):
         failure = classify(exc, "kernel", Path(__file__))
     else:
         pytest.skip("this triton still has block pointers")
-    assert failure.diagnosis == dx.TRITON_COMPILE_ERROR
+    assert failure.diagnosis == dx.BLOCK_POINTERS
     assert failure.line is not None
+    assert "tl.make_block_ptr no longer exists" in failure.message
 
 
 def test_bf16_no_upcast_says_it_depends_on_the_backend(k):
     # bf16 arithmetic without an upcast is garbage only in the interpreter: the failure says so.
     from tutor.harness import DrillFailure, Tolerance, expect_close
+    from tutor.run.results import BACKEND_NOTE
 
     want = torch.ones(4, dtype=torch.bfloat16)
     with pytest.raises(DrillFailure) as caught:
@@ -485,7 +488,9 @@ def test_bf16_no_upcast_says_it_depends_on_the_backend(k):
             fp32_expected=torch.ones(4),
         )
     assert caught.value.diagnosis == dx.BF16_NO_UPCAST
-    assert "depends on the backend" in caught.value.details
+    # said once for the run, beside its failures (tutor.coach.report), not in each one's details
+    assert "depends on the backend" in caught.value.facts[BACKEND_NOTE]
+    assert "depends on the backend" not in caught.value.details
 
 
 def test_tile_dot_t_is_a_transpose_not_a_global(k):

@@ -249,3 +249,46 @@ def test_every_translation_in_the_course_is_fresh():
         findings += drill_findings(catalogue, drill)
     assert len(findings) > 2 * len(catalogue.drills)  # every drill is translated
     assert [message for _, ok, message in findings if not ok] == []
+
+
+def test_dev_check_holds_the_chinese_to_one_term_for_one_thing(tmp_path):
+    """The glossary (tutor/lang/glossary.yaml) names one Chinese term for each English one:
+    a rendering it avoids in a lesson's or a ladder's prose fails dev check, naming the file;
+    in code, an identifier, or glossed after the term, it is no rendering."""
+    from tutor.dev import glossary
+
+    terms = glossary.terms()
+    lesson = tmp_path / "t9.zh.md"
+    lesson.write_text(
+        "每个 padding 位都是 0。\n\n按行步长（stride）读，`x.stride(0)` 不算。\n\n"
+        "    row_stride = x.stride(0)  # 代码里的 stride 不算\n",
+        encoding="utf-8",
+    )
+    said = glossary.problems(glossary.lesson_prose(lesson), terms)
+    assert len(said) == 1 and "'padding 位' where the glossary says '填充位'" in said[0]
+    hints = tmp_path / "t9.zh.yaml"
+    hints.write_text(
+        "format: 1\ndiagnoses:\n  m:\n    title: 标题\n    stages:\n"
+        "      - 两个张量的 stride 不同。\n      - 第二步。\n      - |-\n"
+        "            offset = row * stride  # 代码\n"
+        'stories:\n  "rows read N apart: the stride is not N": "行距不是 N"\n',
+        encoding="utf-8",
+    )
+    subject, ok, message = glossary.finding(
+        "glossary (zh hints)", "t9.zh.yaml", glossary.problems(glossary.hints_prose(hints), terms)
+    )
+    assert not ok and message.count("'stride' where the glossary says '步长'") == 1
+
+
+def test_the_course_keeps_to_the_glossary(catalogue):
+    from tutor.dev import glossary
+
+    root = catalogue.paths.root
+    problems = glossary.course_findings(catalogue.paths.hints_dir / "common.zh.yaml", root)
+    for drill in catalogue.drills:
+        problems += glossary.drill_findings(
+            catalogue.paths.root / "drills" / "content" / f"{drill.id}.zh.md",
+            catalogue.paths.hints_dir / f"{drill.id}.zh.yaml",
+            root,
+        )
+    assert [message for _subject, ok, message in problems if not ok] == []

@@ -34,11 +34,12 @@ def translate_hints(course: CoursePaths, name: str) -> None:
                 f"中文第 {n} 步：看看 <count>。" for n in range(1, len(ladder["stages"]) + 1)
             ],
         }
-        if ladder.get("when"):
-            zh["when"] = {
-                pattern: [f"中文 {pattern} 第 {n} 步。" for n in range(1, len(stages) + 1)]
-                for pattern, stages in ladder["when"].items()
-            }
+        for key in ("when", "ways"):  # a shape of wrong output, a way of writing the mistake
+            if ladder.get(key):
+                zh[key] = {
+                    name: [f"中文 {name} 第 {n} 步。" for n in range(1, len(stages) + 1)]
+                    for name, stages in ladder[key].items()
+                }
         diagnoses[diagnosis] = zh
     data = {"format": 1, "source_sha256": sha256_of(source)}
     target = translated_path(source, "zh")

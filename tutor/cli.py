@@ -39,7 +39,7 @@ from tutor import __version__
 from tutor.coach.run_hints import Coach
 from tutor.course import language
 from tutor.course import progress as p
-from tutor.course.catalogue import Catalogue, load_catalogue
+from tutor.course.catalogue import Catalogue, Drill, load_catalogue
 from tutor.course.paths import CourseNotFound, CoursePaths, find_root
 from tutor.course.progress import ProgressError
 from tutor.course.yamlfile import YamlFileError
@@ -121,7 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.add_parser("list", help="tracks and drills with their status")
     check = sub.add_parser("check", help="run a drill's tests headless")
-    check.add_argument("drill")
+    check.add_argument(
+        "drill", nargs="?", default=None, help="default: the drill in progress (tutor list)"
+    )
     check.add_argument("--impl", default="mine", help="mine (default), solutions, or a file path")
     check.add_argument(
         "--cpu", action="store_true", default=argparse.SUPPRESS, help="force the CPU interpreter"
@@ -357,7 +359,7 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     from tutor.run.runner import DEFAULT_TIMEOUT_S, Runner
     from tutor.states import RunStatus
 
-    drill = _drill(catalogue, args.drill)
+    drill = _drill(catalogue, args.drill) if args.drill else _in_progress(catalogue, store, args)
     # A broken hints file is found before the run, not after it (when the run would be lost).
     book = HintBook(catalogue.paths.hints_dir, drill.id)
     target = catalogue.paths.resolve_impl(drill.file, args.impl)
@@ -398,13 +400,7 @@ def cmd_check(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
             print(format_hint(view, drill.id, remembered=checked.recorded))
         elif result.passed and args.impl == "mine":
             print(_("Well done. {taught}").format(taught=drill.taught))
-            following = catalogue.next_after(drill.id)
-            if following:
-                print(
-                    _("Next: `tutor check {drill}` ({title}).").format(
-                        drill=following.id, title=following.title
-                    )
-                )
+            print(_next_drill(catalogue, store, drill.id))
     if not_saved is not None:
         print(f"tutor: {not_saved.filename}: {not_saved.strerror}", file=sys.stderr)
     if result.status == RunStatus.SETUP_ERROR or not_saved is not None:  # the message is above
@@ -421,6 +417,43 @@ def _apps_warm_process(args, catalogue: Catalogue, force_cpu: bool):
     if args.host is not LOCAL:
         return None
     return WarmPool.find(catalogue.paths.state_dir, cpu=force_cpu)
+
+
+def _in_progress(catalogue: Catalogue, store: p.ProgressStore, args) -> Drill:
+    """`tutor check` without a drill: the one in progress, named first (on stderr beside
+    --json, whose stdout is one object)."""
+    from tutor.ui.marks import in_progress
+
+    drill = in_progress(catalogue, store)
+    if drill is None:
+        raise UsageError(_("every drill passes: name one to check it again (tutor list)"))
+    said = _("Checking {drill} ({title}), the drill in progress.").format(
+        drill=drill.id, title=drill.title
+    )
+    print(said, file=sys.stderr if args.json else sys.stdout)
+    return drill
+
+
+def _next_drill(catalogue: Catalogue, store: p.ProgressStore, passed: str) -> str:
+    """After a pass, the next drill to take up, and how, as rustlings offers its next exercise:
+    the next one not yet solved (wrapping round), its file made from the starter as `tutor
+    check` makes it."""
+    from tutor.ui.marks import next_unfinished
+
+    following = next_unfinished(catalogue, store, after=passed)
+    if following is None:
+        return _("Every drill passes: the course is done.")
+    mine = catalogue.paths.mine(following.file)
+    return _(
+        "Next: {drill} ({title}). Write it in {path}, then run `tutor check` (it checks the "
+        "drill in progress)."
+    ).format(
+        drill=following.id,
+        title=following.title,
+        path=mine.relative_to(catalogue.paths.root)
+        if mine.is_relative_to(catalogue.paths.root)
+        else mine,
+    )
 
 
 def cmd_hint(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
@@ -484,6 +517,7 @@ def cmd_lesson(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     path = catalogue.paths.lesson(drill.id)
     if not path.is_file():
         raise UsageError(_("{path} does not exist").format(path=path))
+    from tutor.coach.report import format_lesson
     from tutor.course import lessons
     from tutor.course.translations import lesson_text
 
@@ -491,7 +525,7 @@ def cmd_lesson(args, catalogue: Catalogue, store: p.ProgressStore) -> int:
     how = _("`tutor lesson {drill} --answers` shows the answers").format(drill=drill.id)
     if note:
         print(f"({note})\n")
-    print(lessons.render(text, answers=args.answers, how_to_show=how))
+    print(format_lesson(lessons.render(text, answers=args.answers, how_to_show=how)))
     return EXIT_OK
 
 

@@ -25,6 +25,7 @@ recomputes it (with any small eps, from the rounded x or not) is off by about 40
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 import torch
@@ -39,9 +40,10 @@ from tutor.harness import (
     learner,
     round_to,
     row_sliced,
+    story_text,
 )
 from tutor.harness import diagnoses as dx
-from tutor.harness.allocations import SENTINEL
+from tutor.harness.allocations import SENTINEL, empty_as_zeros
 
 DRILL = "b2"
 
@@ -54,6 +56,7 @@ DX_CORRECTION = "dx-correction"
 RSTD_RECOMPUTED = "rstd-recomputed"
 PARTIAL_DTYPE = "partial-dtype"
 PARTIAL_UNWRITTEN = "partial-unwritten"
+DIVIDE_BY_BLOCK = "divide-by-block"
 
 # fp32 dx: rstd is about 7 here, so dx is up to ~30; the kernel's row sum runs in another order
 # than the fp64 reference (a few fp32 ulps of the sum, times rstd). Every suspect is >10% off.
@@ -106,10 +109,19 @@ def _terms(dy, x, w, rstd):
     return x_hat, wdy, dy.double() * x_hat
 
 
-def reference_dx(dy, x, w, rstd, correction: bool = True) -> torch.Tensor:
+def reference_dx(dy, x, w, rstd, correction: bool = True, count: int | None = None):
+    """dx in fp64; `count`: what the row's sum for the mean term is divided by (N unless a
+    mistake divides by the block)."""
     x_hat, wdy, _ = _terms(dy, x, w, rstd)
-    c = (wdy * x_hat).mean(-1, keepdim=True) if correction else 0.0
+    n = count or x.shape[-1]
+    c = (wdy * x_hat).sum(-1, keepdim=True) / n if correction else 0.0
     return rstd.double()[:, None] * (wdy - x_hat * c)
+
+
+def _blocks_for(n: int) -> list[int]:
+    """The power-of-two blocks a kernel may hold a row of n in: the next one, and two wider."""
+    first = 1 << (n - 1).bit_length()
+    return [first, 2 * first, 4 * first]
 
 
 def reference_dw(dy, x, w, rstd) -> torch.Tensor:
@@ -154,6 +166,16 @@ def expect_backward(
                 round_to(reference_dx(dy, x, w, rstd, False), x.dtype, backend),
                 "rstd * dy * w: dx without the - x_hat * mean(dy * w * x_hat) term",
             )
+        ]
+        found += [
+            Suspect(
+                DIVIDE_BY_BLOCK,
+                round_to(reference_dx(dy, x, w, rstd, count=block), x.dtype, backend),
+                f"dx with the mean term's sum divided by BLOCK_N = {block} instead of "
+                f"N = {x.shape[-1]}",
+            )
+            for block in _blocks_for(x.shape[-1])
+            if block != x.shape[-1]
         ]
         found += [
             Suspect(
@@ -210,7 +232,14 @@ def expect_backward(
             _varies_between_runs(got_dw, lambda: _out(impl, dy, x, w, rstd)[1], dw_tol, failure)
         _which_rows(got_dw, dy, x, w, rstd, programs, failure, grids)
         _one_row_per_column(got_dw, dy, x, w, rstd, dw_tol, failure)
-        _partials_unwritten(got_dw, want_dw, failure)
+
+        def rows_named(written: torch.Tensor, unwritten: int, named=failure) -> None:
+            _which_rows(written, dy, x, w, rstd, programs, named, grids, unwritten)
+            _one_row_per_column(written, dy, x, w, rstd, dw_tol, named, unwritten)
+
+        _partials_unwritten(
+            got_dw, want_dw, dw_tol, failure, lambda: _out(impl, dy, x, w, rstd)[1], rows_named
+        )
         _partials_rounded(got_dw, dy, x, w, rstd, backend, dw_tol, failure)
         raise
 
@@ -232,13 +261,37 @@ def _varies_between_runs(got_dw, run_again, tol: Tolerance, failure: DrillFailur
                 ) from None
 
 
+def _renamed(failure: DrillFailure, diagnosis: str, story: str, unwritten: int) -> DrillFailure:
+    """`failure` named `diagnosis` with `story` as its evidence, and, when `unwritten` rows of
+    the partial buffer were summed unwritten too, a sentence that says so."""
+    if not unwritten:
+        return failure.renamed(diagnosis, story)
+    note = (
+        f"Besides, {unwritten} row(s) of the partial buffer from torch.empty were summed "
+        f"without ever being written: dw is also off by {unwritten} x {SENTINEL:g}, the fill "
+        "value of new memory."
+    )
+    return failure.renamed(
+        diagnosis, f"{story_text.text(story)} {story_text.text(note)}", harness=True
+    )
+
+
 def _which_rows(
-    got_dw, dy, x, w, rstd, programs: int | None, failure: DrillFailure, grids: list[int]
+    got_dw,
+    dy,
+    x,
+    w,
+    rstd,
+    programs: int | None,
+    failure: DrillFailure,
+    grids: list[int],
+    unwritten: int = 0,
 ) -> None:
     """Name dw-race or dw-one-row when dw is the sum of some rows' contributions only.
 
     `programs`: how many programs the call launched, all kernels together; `grids`: how many
-    each launch asked for, in launch order (the first is the kernel over the rows).
+    each launch asked for, in launch order (the first is the kernel over the rows);
+    `unwritten`: rows of the partial buffer summed unwritten, already taken out of `got_dw`.
     """
     parts = _terms(dy.cpu(), x.cpu(), w.cpu(), rstd.cpu())[2]  # [M, N], one row per row of x
     m, n = parts.shape
@@ -254,70 +307,84 @@ def _which_rows(
     if len(rows) == 1:
         if rows[0] in (0, m - 1) and programs is not None and programs < m:
             # Too few programs for one per row: a loop kept the first or last row it saw.
-            raise failure.renamed(
+            raise _renamed(
+                failure,
                 DW_ONE_ROW,
                 f"Your dw counts only row {rows[0]} of {m}: a loop over the rows replaced its "
                 "sum with each row's dy * x_hat instead of adding it.",
+                unwritten,
             ) from None
         # On the GPU, programs that each have one row leave any one of them as the winner.
-        raise failure.renamed(
+        raise _renamed(
+            failure,
             DW_RACE,
             f"Your dw is row {rows[0]}'s contribution only, of {m}: every program stored its "
             "dw to the same place and the last one to write won (or one loop over all the "
             "rows replaced its sum with each row instead of adding it).",
+            unwritten,
         ) from None
     last = len(rows)
     if rows == list(range(m - last, m)) and last in grids and -(-m // last) != last:
         # The last P rows, P a launch's program count, and not the size of a contiguous group
         # of rows of P programs: each program of a grid-stride loop (rows p, p + P, ...) kept
         # the last row it saw, and stored its own partial.
-        raise failure.renamed(
+        raise _renamed(
+            failure,
             DW_ONE_ROW,
             f"Your dw counts only rows {listed} of {m}: the last row each of your {last} "
             "programs handled (rows p, p + P, ...). Each program replaced its sum with each "
             "row's dy * x_hat instead of adding it.",
+            unwritten,
         ) from None
     if rows == list(range(rows[0], rows[-1] + 1)):
         if grids and grids[0] > 1 and len(rows) > -(-m // grids[0]):
             # More rows than one program of the row kernel takes: several programs' partials
             # survived, so none was overwritten; their sum left some out (no named mistake).
             return
-        raise failure.renamed(
+        raise _renamed(
+            failure,
             DW_RACE,
             f"Your dw is the sum over rows {rows[0]}..{rows[-1]} only, of {m}: one program's "
             "partial. The other programs' partials were overwritten: every program stored its "
             "dw to the same place, and the last one to write won.",
+            unwritten,
         ) from None
     step = rows[1] - rows[0]
     strided = rows == list(range(rows[0], m, step))
     if strided and rows[-1] != m - 1:
         # Every step-th row from rows[0] to the end: one program of a grid-stride loop (rows p,
         # p + P, ...). The last row of each contiguous group would include row m - 1.
-        raise failure.renamed(
+        raise _renamed(
+            failure,
             DW_RACE,
-            f"Your dw is the sum over rows {listed} only (every {step}th row), of {m}: the "
+            f"Your dw is the sum over rows {listed} only (one row in {step}), of {m}: the "
             "partial of one program that takes rows p, p + P, .... The other programs' partials "
             "were overwritten: every program stored its dw to the same place, and the last one "
             "to write won.",
+            unwritten,
         ) from None
     if strided or _one_per_group(rows, m):
-        raise failure.renamed(
+        raise _renamed(
+            failure,
             DW_ONE_ROW,
             f"Your dw counts only rows {listed} of {m}: one row per program instead of the sum "
             "of dy * x_hat over every row the program handles (the accumulator is overwritten "
             "or reset at each row)."
             + (
-                f" Every {step}th row is also what one program's partial holds if programs "
+                f" One row in {step} is also what one program's partial holds if programs "
                 "take rows p, p + P, ... and all store their partials to the same place."
                 if strided
                 else ""
             ),
+            unwritten,
         ) from None
-    raise failure.renamed(
+    raise _renamed(
+        failure,
         DW_RACE,
         f"Your dw counts only rows {listed} of {m}, not one row of each program's group: the "
         "other rows' partials were lost. Several programs stored (or loaded, added and "
         "stored) into the same place at once, and some writes overwrote others.",
+        unwritten,
     ) from None
 
 
@@ -333,7 +400,9 @@ def _one_per_group(rows: list[int], m: int) -> bool:
     return False
 
 
-def _one_row_per_column(got_dw, dy, x, w, rstd, tol: Tolerance, failure: DrillFailure) -> None:
+def _one_row_per_column(
+    got_dw, dy, x, w, rstd, tol: Tolerance, failure: DrillFailure, unwritten: int = 0
+) -> None:
     """Name dw-race when each column of dw is one row's contribution, from different rows in
     different columns: programs that each had one row overwrote each other chunk by chunk."""
     parts = _terms(dy.cpu(), x.cpu(), w.cpu(), rstd.cpu())[2].float()
@@ -345,23 +414,43 @@ def _one_row_per_column(got_dw, dy, x, w, rstd, tol: Tolerance, failure: DrillFa
     winners = {int(near[:, c].nonzero()[0]) for c in torch.nonzero(matched).flatten()[:64]}
     if len(winners) < 2:
         return
-    raise failure.renamed(
+    raise _renamed(
+        failure,
         DW_RACE,
         f"Each column of your dw is one row's contribution, from {len(winners)} or more "
         "different rows in different columns: programs stored their dw to the same place at "
         "the same time, and in each column another one was last.",
+        unwritten,
     ) from None
 
 
-def _partials_unwritten(got_dw, want_dw, failure: DrillFailure) -> None:
+def _partials_unwritten(
+    got_dw,
+    want_dw,
+    tol: Tolerance,
+    failure: DrillFailure,
+    run_again: Callable[[], object],
+    rows_named: Callable[[torch.Tensor, int], None],
+) -> None:
     """Name partial-unwritten when dw is off by the same multiple of the fill value of new
-    memory in every column: rows of a partial buffer from torch.empty were summed unwritten."""
+    memory in every column, and right when the same call (`run_again`) gets zeros from
+    torch.empty: rows of a partial buffer from torch.empty were summed unwritten. When that dw
+    is still wrong, it is named as a buffer of zeros would have it named (`rows_named(that dw,
+    the count of unwritten rows)`: every program storing into the same row reads the same from
+    torch.empty as from torch.zeros), or left a mismatch."""
     times = (got_dw.double() - want_dw.double()) / SENTINEL
     count = times.round()
     if not bool(torch.isfinite(times).all()) or not bool((count == count[0]).all()):
         return
     rows = int(count[0])
-    if rows < 1 or float((times - count).abs().max()) > 0.05:
+    if rows < 1:
+        return
+    with empty_as_zeros():
+        written = run_again()
+    if not isinstance(written, torch.Tensor) or written.shape != want_dw.shape:
+        return
+    if not torch.allclose(written.float(), want_dw.float(), atol=tol.atol, rtol=tol.rtol):
+        rows_named(written, rows)
         return
     raise failure.renamed(
         PARTIAL_UNWRITTEN,

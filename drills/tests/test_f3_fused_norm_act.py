@@ -32,6 +32,7 @@ from tutor.harness import (
 )
 from tutor.harness import diagnoses as dx
 from tutor.harness.allocations import never_written
+from tutor.lang.mapwords import share
 
 DRILL = "f3"
 
@@ -115,7 +116,7 @@ def reloaded_residual_suspects(
     reloaded = x.float() + round_to(h, residual.dtype, backend).float()
     return [
         Suspect(
-            "residual-writeback",
+            "residual-reread",
             round_to(_scaled(reloaded, h, weight), x.dtype, backend),
             "x + h, normalized: h was stored into residual before the pass that normalizes, "
             "which loaded residual again and found h there instead of the old residual",
@@ -194,7 +195,7 @@ def expect_bits(
     off = int((ulps > 0).sum())
     message = (
         f"{what}: {off} of {ulps.numel()} bf16 values differ from the reference "
-        f"({100 * off / ulps.numel():.1f}%), the largest by {int(ulps.max())} ulp; a correct "
+        f"({share(off, ulps.numel())}%), the largest by {int(ulps.max())} ulp; a correct "
         f"kernel is at most one ulp off in at most {ALLOWED_FLIPS:.0%} of them"
     )
     for suspect in suspects():

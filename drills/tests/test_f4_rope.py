@@ -136,16 +136,6 @@ def suspects(
             "the rotation by minus the angle: out1 = x1*c + x2*s, out2 = x2*c - x1*s",
         ),
         (
-            "rope-sign",
-            rope_fp32(x, cos, sin, positions, signs=(1.0, 1.0)),
-            "out1 = x1*c + x2*s: the sign of the x2*s term is flipped in the first half",
-        ),
-        (
-            "rope-sign",
-            rope_fp32(x, cos, sin, positions, signs=(-1.0, -1.0)),
-            "out2 = x2*c - x1*s: the sign of the x1*s term is flipped in the second half",
-        ),
-        (
             "rope-interleaved",
             rope_gptj_fp32(x, cos, sin, rows),
             "GPT-J's pairing (lanes 2i and 2i+1), and the angles of row t instead of positions[t]",
@@ -156,7 +146,23 @@ def suspects(
             "the rotation with cos and sin swapped: out1 = x1*s - x2*c, out2 = x2*s + x1*c",
         ),
     ]
-    return [Suspect(d, round_to(v, x.dtype, backend), story) for d, v, story in cases]
+    # A sign flipped in one half only is no rotation the wrong way: its ladder says so.
+    one_half = (
+        (
+            "rope-sign",
+            rope_fp32(x, cos, sin, positions, signs=(1.0, 1.0)),
+            "out1 = x1*c + x2*s: the sign of the x2*s term is flipped in the first half",
+        ),
+        (
+            "rope-sign",
+            rope_fp32(x, cos, sin, positions, signs=(-1.0, -1.0)),
+            "out2 = x2*c - x1*s: the sign of the x1*s term is flipped in the second half",
+        ),
+    )
+    return [
+        *(Suspect(d, round_to(v, x.dtype, backend), story) for d, v, story in cases),
+        *(Suspect(d, round_to(v, x.dtype, backend), s, way="one-half") for d, v, s in one_half),
+    ]
 
 
 def check_out(

@@ -223,6 +223,36 @@ def _misplaced_one_hot(
     )
 
 
+def _wrong_only_at_targets(
+    got: torch.Tensor,
+    want: torch.Tensor,
+    target: torch.Tensor,
+    ignore_index: int,
+    tol: Tolerance,
+) -> str | None:
+    """If dlogits is wrong at the target columns of counted rows and nowhere else, say so (the
+    softmax term is right; the one-hot term is not, whatever it was written as); else None."""
+    if got.shape != want.shape or got.dim() != 2:
+        return None
+    g, w = got.detach().double().cpu(), want.detach().double().cpu()
+    wrong = ~torch.isclose(g, w, atol=tol.atol, rtol=tol.rtol)
+    tgt = target.cpu()
+    counted = (tgt != ignore_index).nonzero()[:, 0]
+    at_target = torch.zeros_like(wrong)
+    at_target[counted, tgt[counted]] = True
+    if not wrong.any() or bool((wrong & ~at_target).any()):
+        return None
+    row = int(wrong.any(1).nonzero()[0])
+    col = int(tgt[row])
+    return (
+        f"dlogits is wrong only at column target[row], in {int(wrong.sum())} of "
+        f"{counted.numel()} counted rows, and right everywhere else (row {row}, column {col}: "
+        f"got {g[row, col]:.6g}, expected {w[row, col]:.6g}): the softmax / n term is right, "
+        "and the one-hot term at the target is not. There the gradient is "
+        "(softmax - 1) / n: the softmax's own value minus 1, both divided by n."
+    )
+
+
 def _ignored_rows_left(
     got: torch.Tensor,
     want: torch.Tensor,
@@ -349,7 +379,15 @@ def expect_cross_entropy(
                     raise failure.renamed(IGNORED_GRAD, left) from None
             where = None
             if failure.diagnosis == dx.MISMATCH and isinstance(got.dlogits, torch.Tensor):
-                where = _misplaced_one_hot(got.dlogits, logits, target, ignore_index)
+                where = _misplaced_one_hot(
+                    got.dlogits, logits, target, ignore_index
+                ) or _wrong_only_at_targets(
+                    got.dlogits,
+                    round_to(ref.dlogits, dtype, backend),
+                    target,
+                    ignore_index,
+                    grad_tol or _tol(dtype),
+                )
             if where is None:
                 raise
             raise failure.renamed(GRAD_TARGET, where) from None

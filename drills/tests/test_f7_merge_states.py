@@ -412,8 +412,26 @@ def test_merge_attn_states_head_major_lse(impl, backend, device):
             f"[H, T]), though the same values with strides ({shape[1]}, 1) came out right",
             "Pass lse_a.stride(0), lse_a.stride(1) (and lse_b's) to the kernel and index "
             "lse by them.",
+            facts={"way": "strides", "tensor": "lse_a", "strides": f"(1, {shape[0]})"},
         )
     check_merge(impl, backend, out, inputs)
+
+
+def _misread(impl, inputs, laid_out, names, right) -> dict:
+    """For the hints: the one input whose own layout alone (the others contiguous) makes the
+    output wrong, and its strides; none when it takes more than one."""
+    wrong = []
+    for n, name in enumerate(names):
+        if laid_out[n].is_contiguous():
+            continue
+        alone = [guarded(t)[0] for t in inputs]
+        alone[n] = laid_out[n]
+        if not right(impl.merge_attn_states(*alone)):
+            wrong.append((name, laid_out[n]))
+    if len(wrong) != 1:
+        return {}
+    name, tensor = wrong[0]
+    return {"way": "strides", "tensor": name, "strides": str(tuple(tensor.stride()))}
 
 
 def test_merge_attn_states_mixed_layouts(impl, backend, device):
@@ -440,15 +458,14 @@ def test_merge_attn_states_mixed_layouts(impl, backend, device):
     out = impl.merge_attn_states(*mixed)
 
     if works_contiguous and not right(out):
-        strides = ", ".join(
-            f"{name} {tuple(t.stride())}"
-            for name, t in zip(("v_a", "lse_a", "v_b", "lse_b"), mixed, strict=True)
-        )
+        names = ("v_a", "lse_a", "v_b", "lse_b")
+        strides = ", ".join(f"{n} {tuple(t.stride())}" for n, t in zip(names, mixed, strict=True))
         raise DrillFailure(
             dx.ROW_STRIDE,
             f"v or lse is wrong when the inputs have strides {strides}, though the same values "
             "in contiguous tensors came out right",
             "Each tensor has its own strides: pass v_a's, v_b's, lse_a's and lse_b's to the "
             "kernel and index each tensor by its own.",
+            facts=_misread(impl, inputs, mixed, names, right),
         )
     check_merge(impl, backend, out, inputs)

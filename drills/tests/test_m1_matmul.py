@@ -27,6 +27,7 @@ from tutor.harness import (
     DrillFailure,
     Suspect,
     Tolerance,
+    blocks_launched,
     expect_close,
     learner,
     raise_if_edges_unwritten,
@@ -196,7 +197,9 @@ def suspects(a: torch.Tensor, b: torch.Tensor, backend: Backend) -> list[Suspect
                     "every block reads the first one again",
                 )
             )
-    for kept in sorted({k - k % block for block in BLOCK_KS if k % block}):
+    # A tail claim needs a tail: K no multiple of the block, and whole blocks before it (with
+    # none kept, nothing was multiplied at all, which is no tail's doing).
+    for kept in sorted({k - k % block for block in BLOCK_KS if k % block and k > block}):
         found.append(
             Suspect(
                 K_TAIL,
@@ -242,13 +245,6 @@ def _rounded_down_grid(blank: torch.Tensor, programs: int, tiles: tuple[int, ...
                     if torch.equal(blank, edge):
                         return True
     return False
-
-
-def _tiles_launched() -> tuple[int, ...]:
-    """The tile edges the last call can have used: TILES, narrowed to the power-of-two
-    constexprs its launches passed when they include any (its BLOCK_M and BLOCK_N)."""
-    passed = {block for launch in learner.last_call.launches for block in launch.blocks}
-    return tuple(t for t in TILES if t in passed) or TILES
 
 
 def _pid_split(
@@ -352,7 +348,7 @@ def check_matmul(
     k = a.shape[1]
     c = _call(impl, a, b)
     programs = learner.last_call.programs  # before any re-run asks for other grids
-    tiles = _tiles_launched()
+    tiles = blocks_launched(c, TILES) if isinstance(c, torch.Tensor) else TILES
     want = reference(a_values, b_values)
     try:
         expect_close(

@@ -173,6 +173,19 @@ _OVERFLOWS: list[tuple[Callable[[torch.Tensor], torch.Tensor], str]] = [
 ]
 
 
+# Where float32's exp overflows to inf: e^88.73 > 3.4e38.
+EXP_OVERFLOWS_PAST = math.log(torch.finfo(torch.float32).max)
+
+
+def _nan_where_exp_overflows(x: torch.Tensor, side: float) -> torch.Tensor:
+    """The reference with NaN where exp(side * 2z) is inf in float32: what any tanh written with
+    that exponential gives there (inf / inf, inf - inf, 0 * inf), whatever the formula."""
+    xf = x.float()
+    z = SQRT_2_OVER_PI * (xf + CUBIC * xf * xf * xf)
+    out = gelu_tanh_reference(x).float()
+    return torch.where(side * 2 * z > EXP_OVERFLOWS_PAST, torch.nan, out)
+
+
 def suspects(x: torch.Tensor, backend: Backend) -> list[Suspect]:
     """Every known mistake's output on x, rounded to x's dtype as the backend rounds."""
     x64 = x.double()
@@ -183,6 +196,31 @@ def suspects(x: torch.Tensor, backend: Backend) -> list[Suspect]:
     found += [
         Suspect("tanh-overflow", round_to(_overflowing_tanh(x, tanh), x.dtype, backend), story)
         for tanh, story in _OVERFLOWS
+    ]
+    # By where the NaN are, however tanh was written with exp: past z = 44 it overflows on the
+    # positive side (e^2z), past z = -44 on the negative side (e^-2z, as in (1 - e^-2z) /
+    # (1 + e^-2z)).
+    found += [
+        Suspect(
+            "tanh-overflow",
+            round_to(_nan_where_exp_overflows(x, side), x.dtype, backend),
+            story,
+            way=way,
+        )
+        for side, way, story in (
+            (
+                1.0,
+                "",
+                "NaN exactly where z > 44: tanh written with e^2z, which is inf there in "
+                "float32, and inf / inf is NaN",
+            ),
+            (
+                -1.0,
+                "negative-side",
+                "NaN exactly where z < -44: tanh written with e^-2z, which is inf there in "
+                "float32, and inf / inf is NaN",
+            ),
+        )
     ]
     return found
 

@@ -35,6 +35,7 @@ from tutor.harness import (
     DrillFailure,
     Suspect,
     Tolerance,
+    blocks_launched,
     expect_close,
     guarded,
     round_to,
@@ -163,9 +164,15 @@ def nan_rows(rows: torch.Tensor, block: int, per_lane: bool) -> torch.Tensor:
     return out
 
 
-def suspects(x: torch.Tensor, backend: Backend, flat: torch.Tensor | None) -> list[Suspect]:
-    """Every mistake's output for every block size. `flat`: the rows a kernel would read with
-    N as the row stride (only for row-sliced inputs)."""
+def suspects(
+    x: torch.Tensor,
+    backend: Backend,
+    flat: torch.Tensor | None,
+    blocks: tuple[int, ...] = tuple(BLOCKS),
+) -> list[Suspect]:
+    """Every mistake's output for every block size in `blocks` (the learner's, when its launches
+    show it). `flat`: the rows a kernel would read with N as the row stride (only for
+    row-sliced inputs)."""
     n = x.shape[-1]
     rows = x.reshape(-1, n)
     found: list[Suspect] = []
@@ -173,7 +180,7 @@ def suspects(x: torch.Tensor, backend: Backend, flat: torch.Tensor | None) -> li
     def add(diagnosis: str, value: torch.Tensor, story: str) -> None:
         found.append(Suspect(diagnosis, round_to(value.reshape(x.shape), x.dtype, backend), story))
 
-    for block in BLOCKS:
+    for block in blocks:
         for per_lane, story in (
             (
                 False,
@@ -190,7 +197,7 @@ def suspects(x: torch.Tensor, backend: Backend, flat: torch.Tensor | None) -> li
             # (short rows pad every row's first block, and padding is -inf in a lane).
             if not bool(value.isnan().any(-1).all()):
                 add("neg-inf-start", value, story)
-    for block in BLOCKS:
+    for block in blocks:
         add(
             "online-rescale",
             unrescaled_softmax(rows, block),
@@ -208,7 +215,7 @@ def suspects(x: torch.Tensor, backend: Backend, flat: torch.Tensor | None) -> li
             unrescaled_lanes_softmax(rows, block),
             f"per-lane running sums (blocks of {block}) not rescaled when a lane's max grew",
         )
-    for block in BLOCKS:
+    for block in blocks:
         for zero_start, start in ((False, "the first block's max"), (True, "0")):
             add(
                 "rescale-inverted",
@@ -216,14 +223,14 @@ def suspects(x: torch.Tensor, backend: Backend, flat: torch.Tensor | None) -> li
                 f"a running sum (blocks of {block}, the max starting at {start}) multiplied "
                 "by exp(m_new - m_old) instead of exp(m_old - m_new) when the max grew",
             )
-    for block in BLOCKS:
+    for block in blocks:
         add(
             "padding-neg-inf",
             zero_padded_softmax(rows, block),
             f"a softmax whose padded lanes (blocks of {block}) were 0: they entered the max "
             "and the sum",
         )
-    for block in BLOCKS:
+    for block in blocks:
         if 0 < n // block * block < n:
             add(
                 "loop-bound",
@@ -256,7 +263,7 @@ def loop_bound_evidence(
     rows = x.reshape(-1, n)
     got = y.detach().reshape(-1, n).double()
     ref = round_to(softmax_reference(rows), x.dtype, backend).double()
-    for block in BLOCKS:
+    for block in blocks_launched(y, BLOCKS):
         k = n // block * block
         # one column past the last whole block is also what a store mask one lane short leaves
         # wrong: no evidence for the loop (N = 8193 gives it on every block size)
@@ -373,7 +380,7 @@ def check_softmax(
             expected,
             what=what,
             tol=tol,
-            suspects=lambda: suspects(x, backend, flat),
+            suspects=lambda: suspects(x, backend, flat, blocks_launched(y, BLOCKS)),
             fp32_rerun=lambda: impl.softmax_online(x.float()),
             fp32_expected=softmax_reference(x.reshape(-1, x.shape[-1]).float())
             .reshape(x.shape)

@@ -99,7 +99,7 @@ async def test_moving_through_the_list_creates_no_file_and_enter_or_r_does(
         assert screen.query_one(CodeView).text == mine.read_text()
         assert screen.query_one("#tabs").active == "code-tab"
         assert "drills/mine/b1_scale.py" in recorder.notices()[-1]
-        assert "(press **e** to open it)" in hint_text(app)
+        assert "`drills/mine/b1_scale.py`. Press **e** to open it." in hint_text(app)
         await pilot.press("up")  # the track heading is skipped
         await settle(pilot)
         assert screen.selected == "a2" and not small_course.mine("a2_rowsum.py").exists()

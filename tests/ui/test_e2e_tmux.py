@@ -309,3 +309,19 @@ def test_in_chinese_at_80x24_the_mistake_and_keys_read_and_l_switches(start_app,
     terminal.keys("q")
     terminal.wait_for("EXITED 0", timeout=30)
     assert language.remembered(course.state_dir) == "en"
+
+
+def test_a_saved_syntax_error_is_on_screen_before_any_run(start_app, course):
+    """The file is compiled in the tutor's own process: its line and Python's words show as
+    soon as the save is seen, without the seconds a run's start-up takes."""
+    terminal = start_app()
+    terminal.wait_for("watch on", timeout=30)
+    settle(course)
+    mine = course.mine("t0_add.py")
+    mine.parent.mkdir(parents=True, exist_ok=True)
+    mine.write_text("def add(x, y)\n    return x + y\n", encoding="utf-8")
+    seen = terminal.wait_for("syntax error", timeout=30)
+    terminal.wait_for("t0_add.py:1", timeout=5)
+    terminal.keys("q")
+    terminal.wait_for("EXITED 0", timeout=30)
+    print(f"the syntax error on screen {seen:.1f} s after the save")

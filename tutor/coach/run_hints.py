@@ -5,8 +5,9 @@ revealed by itself the first time it appears. Further stages come only on reques
 time. What was revealed is kept in the progress file, so the CLI and the app agree.
 
 The stages fit the run: the first failed test with the active diagnosis gives its facts (how
-many values are wrong, where, the pattern: tutor.harness.errormap), which are kept with the
-last run; the ladder's stages for that pattern are shown, with the numbers filled in.
+many values are wrong, where, the pattern: tutor.harness.errormap; the way the mistake was
+written, when the test told it apart), which are kept with the last run; the ladder's stages
+for that way, else for that pattern, are shown, with the numbers filled in.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from tutor.course import progress as p
 from tutor.course.catalogue import Catalogue
 from tutor.course.diagnoses import NOT_WRITTEN
-from tutor.course.hints import HintBook, Ladder, fill
+from tutor.course.hints import HintBook, Ladder, fill, fitted
 from tutor.run.results import RunResult
 from tutor.states import DrillStatus, Outcome
 
@@ -95,12 +96,12 @@ class Coach:
             file = self.catalogue.drill(drill_id).file
         except KeyError:
             file = "<file>"
-        stages = ladder.stages_for(facts.get("pattern"))
+        stages = ladder.stages_for(facts.get("pattern"), facts.get("way"))
         return HintView(
             drill_id,
             diagnosis,
             fill(ladder.title, drill_id, file, facts),
-            tuple(fill(stage, drill_id, file, facts) for stage in stages[:shown]),
+            tuple(fitted(fill(stage, drill_id, file, facts), facts) for stage in stages[:shown]),
             shown >= len(stages),
             note,
         )

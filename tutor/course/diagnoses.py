@@ -34,6 +34,8 @@ BARRIER_DIVERGENT = "barrier-divergent"
 SHUFFLE_MASK = "shuffle-mask"
 OUT_OF_BOUNDS = "out-of-bounds"
 SHARED_TOO_SMALL = "shared-too-small"
+# Block pointers (tl.make_block_ptr, tl.advance), which Triton 3.9 removed for tensor descriptors.
+BLOCK_POINTERS = "block-pointers"
 # What Triton's CPU interpreter cannot run although a GPU does: not the learner's mistake.
 INTERPRETER_LIMIT = "interpreter-limit"
 CUDA_ERROR = "cuda-error"
@@ -63,6 +65,7 @@ GENERIC_RANKS: dict[str, int] = {
     TRITON_COMPILE_ERROR: 1,
     COMPILE_ERROR: 1,
     TOOLCHAIN_MISSING: 1,
+    BLOCK_POINTERS: 1,
     INTERPRETER_LIMIT: 1,
     PYTHON_ERROR: 1,
     # Cross-cutting mistakes any drill can make.

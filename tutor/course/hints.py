@@ -14,6 +14,17 @@ many stages as its plain `stages`:
         end: [...]             # only the end is wrong: the grid and the last mask
         rows: [...]            # whole rows: strides
 
+and for each way of writing the mistake that the run tells apart (a failure's facts["way"],
+named by the test that found it: `beside-kernel` for a torch call beside a launch, `one-half`
+for a sign flipped in one half of a rotation), again with as many stages; a way's stages come
+before a pattern's:
+
+    torch-fallback:
+      title: ...
+      stages: [...]            # no kernel launched
+      ways:
+        beside-kernel: [...]   # a kernel ran, and torch did the drill's core op beside it
+
 and its text may carry the failing run's own numbers through placeholders (`PLACEHOLDERS`),
 each of which reads as a phrase, and reads as a vaguer phrase when the run did not give the
 number: `<count>` is "6 of 1200 values" (or "some values").
@@ -44,9 +55,14 @@ class Ladder:
     stages: tuple[str, ...]
     # Stages for a shape of wrong output (a WrongPattern value), as many as `stages`.
     when: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Stages for a way of writing the mistake (a failure's facts["way"]), as many as `stages`.
+    ways: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def stages_for(self, pattern: str | None) -> tuple[str, ...]:
-        """The stages to tell when the run's output was wrong in `pattern`."""
+    def stages_for(self, pattern: str | None, way: str | None = None) -> tuple[str, ...]:
+        """The stages to tell for the way the mistake was written (`way`, when the ladder has
+        stages for it), else for the shape `pattern` of the wrong output."""
+        if way and way in self.ways:
+            return self.ways[way]
         return self.when.get(pattern or "", self.stages)
 
 
@@ -79,6 +95,7 @@ def _load(path: Path, mtime: float) -> dict[str, Ladder]:
             raw["title"].strip(),
             tuple(s.strip() for s in stages),
             _when(path, diagnosis, raw, len(stages)),
+            _ways(path, diagnosis, raw, len(stages)),
         )
     return ladders
 
@@ -101,6 +118,7 @@ def _with_names(ladder: Ladder) -> Ladder:
         ladder.title,
         _named(ladder.stages),
         {pattern: _named(stages) for pattern, stages in ladder.when.items()},
+        {way: _named(stages) for way, stages in ladder.ways.items()},
     )
 
 
@@ -144,6 +162,42 @@ def _when(path: Path, diagnosis: str, raw: dict, count: int) -> dict[str, tuple[
     return out
 
 
+_WAY = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+def _ways(path: Path, diagnosis: str, raw: dict, count: int) -> dict[str, tuple[str, ...]]:
+    """A ladder's `ways:` mapping: a way's name (lower-case words joined by '-') to as many
+    stages as the plain ladder's."""
+    ways = raw.get("ways") or {}
+    if not isinstance(ways, dict):
+        raise HintFileError(
+            path,
+            _("diagnosis '{diagnosis}': 'ways' maps ways to stages").format(diagnosis=diagnosis),
+            line_of(raw),
+        )
+    out: dict[str, tuple[str, ...]] = {}
+    for way, stages in ways.items():
+        if not isinstance(way, str) or not _WAY.match(way):
+            raise HintFileError(
+                path,
+                _(
+                    "diagnosis '{diagnosis}': '{way}' under 'ways' is no name of lower-case "
+                    "words joined by '-'"
+                ).format(diagnosis=diagnosis, way=way),
+                line_of(ways),
+            )
+        if not _is_stage_list(stages) or len(stages) != count:
+            raise HintFileError(
+                path,
+                _(
+                    "diagnosis '{diagnosis}': 'ways: {way}' needs {count} stages, as 'stages' has"
+                ).format(diagnosis=diagnosis, way=way, count=count),
+                line_of(ways),
+            )
+        out[way] = tuple(s.strip() for s in stages)
+    return out
+
+
 def drill_ladders(hints_dir: Path, name: str, lang: str = i18n.ENGLISH) -> dict[str, Ladder]:
     """The ladders of one hints file (`hints/<name>.yaml`, or its `lang` translation
     `hints/<name>.<lang>.yaml`) alone; none when it is missing."""
@@ -163,14 +217,14 @@ class HintBook:
         self.ladders: dict[str, Ladder] = {}
         self.note = ""
         for name in (COMMON, drill_id):  # the drill's own file overrides the common one
-            self.ladders.update(drill_ladders(hints_dir, name))
+            self._add(drill_ladders(hints_dir, name))
             source = hints_dir / f"{name}.yaml"
             if lang == i18n.ENGLISH or not source.is_file():
                 continue
             translation = translations.judge(source, lang)
             if translation.fresh:
                 try:
-                    self.ladders.update(drill_ladders(hints_dir, name, lang))
+                    self._add(drill_ladders(hints_dir, name, lang))
                     continue
                 except YamlFileError as exc:  # a ladder of the wrong shape: the English, said
                     translation = replace(
@@ -179,6 +233,16 @@ class HintBook:
             if not self.note:
                 self.note = translations.note(translation, hints_dir.parent, "hints")
         self.ladders = {d: _with_names(ladder) for d, ladder in self.ladders.items()}
+
+    def _add(self, ladders: dict[str, Ladder]) -> None:
+        """`ladders` over the ones so far; a drill's ladder for a generic diagnosis keeps the
+        common ladder's stages for the ways it does not tell itself (a row stride in a tensor
+        the learner allocated reads the same in every drill)."""
+        for diagnosis, ladder in ladders.items():
+            before = self.ladders.get(diagnosis)
+            if before is not None and before.ways:
+                ladder = replace(ladder, ways={**before.ways, **ladder.ways})
+            self.ladders[diagnosis] = ladder
 
     def ladder(self, diagnosis: str) -> Ladder:
         found = self.ladders.get(diagnosis) or self.ladders.get(FALLBACK)
@@ -217,16 +281,26 @@ _CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 
 
 def _is_code(line: str) -> bool:
-    """A line of code: starts like one, and (outside a comment) reads like none of English."""
+    """A line of code: starts like one, and (outside a comment) reads like none of English.
+
+    A line that ends in "," is code when a bracket it opened is still open (a call whose
+    arguments go on to the next line); prose ends a clause with it."""
     if line.lstrip().startswith("#"):
         return True
     code = line.split("  #")[0]
+    ending = code.rstrip()
+    continued = ending.endswith(",") and _open_brackets(code) > 0
     return (
         bool(_CODE_LINE.match(line))
         and not _PROSE_WORDS.search(code)
         and not _CJK.search(code)
-        and not line.rstrip().endswith((".", "?", ",", "。", "？", "，", "："))
+        and (continued or not ending.endswith((".", "?", ",", "。", "？", "，", "：")))
     )
+
+
+def _open_brackets(code: str) -> int:
+    """How many more brackets `code` opens than it closes."""
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
 
 
 def stage_blocks(text: str) -> list[tuple[str, str]]:
@@ -279,7 +353,8 @@ def stage_markdown(text: str) -> str:
 # -- placeholders -----------------------------------------------------------------------------
 # Each is a phrase made from the failing test's facts (tutor.harness.errormap.ErrorMap.facts,
 # carried by the run's record), or, when the run did not give what it needs, the vaguer phrase
-# after it. `<drill>` and `<file>` are the drill's id and its file.
+# after it. `<drill>` and `<file>` are the drill's id and its file; `<tensor>` is the name of the
+# tensor the mistake is about (`x` when the run did not say), for code: `<tensor>_row_stride`.
 
 
 def _count(f: dict) -> str:
@@ -306,6 +381,22 @@ def _unwritten(f: dict) -> str:
     return _("still hold the value the empty tensor was filled with")
 
 
+def _shape(f: dict) -> str:
+    return _("shape {shape}").format(shape=f["shape"])
+
+
+def _stride(f: dict) -> str:
+    return _("{stride} elements apart").format(stride=int(f["stride"]))
+
+
+def _strides(f: dict) -> str:
+    return _("strides {strides}").format(strides=f["strides"])
+
+
+def _stored(f: dict) -> str:
+    return _("{stored} elements apart").format(stored=int(f["stored"]))
+
+
 # Each placeholder: how to make its phrase from the facts, and the vaguer phrase (marked for
 # the catalogue here, translated when it is used).
 PLACEHOLDERS: dict[str, tuple] = {
@@ -315,8 +406,37 @@ PLACEHOLDERS: dict[str, tuple] = {
     "first": (_first, N_("one position")),  # "index 768", "position [2, 0]"
     "factor": (lambda f: str(f["factor"]), N_("one factor")),  # "x0.5", "x0.5, x2, ..."
     "unwritten": (_unwritten, N_("were never written")),  # what never-written values hold
+    # the tensor a stride or layout mistake is about, as the run observed it
+    "shape": (_shape, N_("its shape")),  # "shape [4, 100]"
+    "stride": (_stride, N_("as far apart as its stride says")),  # its rows: "100 elements apart"
+    "stored": (_stored, N_("somewhere else")),  # where the kernel put them: "128 elements apart"
+    "strides": (_strides, N_("strides of its own")),  # "strides (1, 5)"
 }
+# Placeholders that stand for a name in code, not a phrase: the name the run gave, else this.
+NAMES = {"tensor": "x"}  # the tensor a mistake is about: x_ptr, x_row_stride, ...
 _PLACEHOLDER = re.compile(r"<([a-z]+)>")
+
+
+# A kernel that takes several rows a program (the run saw fewer programs than rows) may hold
+# them in one 2-D tile, where the row reductions a stage's code writes along axis=0 run along
+# axis=1: said after such a stage, since the run cannot tell a tile from a loop over rows.
+SEVERAL_ROWS = N_(
+    "Your kernel takes {rows} rows a program. Held in one [ROWS, BLOCK_N] tile, each row's "
+    "reductions above run along axis=1 (tl.sum(x, axis=1)), and a row's result meets its row "
+    "as result[:, None]; walked one row at a time in a loop, axis=0 stays."
+)
+
+
+def fitted(stage: str, facts: dict) -> str:
+    """`stage` with what the run saw of the learner's kernel that its code cannot know: after
+    code that reduces along axis=0, a kernel of several rows a program (facts["rows_per_program"])
+    hears how a 2-D tile of rows writes it."""
+    rows = facts.get("rows_per_program")
+    if not isinstance(rows, int) or rows < 2:
+        return stage
+    if not any(kind == "code" and "axis=0" in text for kind, text in stage_blocks(stage)):
+        return stage
+    return f"{stage}\n\n{_(SEVERAL_ROWS).format(rows=rows)}"
 
 
 def fill(text: str, drill_id: str, file: str, facts: dict | None = None) -> str:
@@ -330,6 +450,8 @@ def fill(text: str, drill_id: str, file: str, facts: dict | None = None) -> str:
             return drill_id
         if name == "file":
             return file
+        if name in NAMES:
+            return str(facts.get(name) or NAMES[name])
         if name not in PLACEHOLDERS:
             return match.group(0)
         make, vaguer = PLACEHOLDERS[name]

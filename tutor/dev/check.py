@@ -15,6 +15,8 @@ For each drill (all playable ones by default):
 - behaviour, by running the drill's tests on each file: the untouched starter fails as
   `not-started` in every test, the solution passes with no diagnosis, every
   `<diagnosis>__<variant>.py` gets `<diagnosis>` first, every `correct__<variant>.py` passes;
+  when a run tells the way the mistake was written (a failure's facts["way"]), the ladder has
+  stages for that way;
 - the perf coach: every `perf-<perf diagnosis>__<variant>.py` (a correct but slow kernel)
   passes the tests like a correct variant, names a perf diagnosis the coach knows (one every
   drill shares, tutor.bench.rules.PERF_IDS, or one the drill declares under `perf:`) with a
@@ -420,7 +422,33 @@ def check_course(
     work = [t for drill in chosen for t in targets(catalogue, drill)]
     for target, result in prove(runner, work, jobs):
         report(judge(target, result))
+        unladdered = way_without_stages(catalogue, target, result)
+        if unladdered is not None:
+            report(unladdered)
     return findings
+
+
+def way_without_stages(
+    catalogue: Catalogue, target: Target, result: RunResult | None
+) -> Finding | None:
+    """A finding when the run of a known-buggy kernel told the way its mistake was written
+    (a failure's facts["way"]) and the mistake's ladder has no stages for that way: the hint
+    would speak of another way of writing it. None when there is nothing to say."""
+    if result is None or result.passed or target.expect in ("pass", dx.NOT_WRITTEN):
+        return None
+    failed = [t for t in result.tests if t.failed and t.diagnosis == target.expect]
+    ways = sorted({str(t.facts["way"]) for t in failed if t.facts.get("way")})
+    ladder = HintBook(catalogue.paths.hints_dir, target.drill).ladder(target.expect)
+    missing = [way for way in ways if way not in ladder.ways]
+    if not missing:
+        return None
+    return Finding(
+        target.drill,
+        target.name,
+        False,
+        f"its run says the mistake was written as {', '.join(missing)}, and the "
+        f"'{target.expect}' ladder has no 'ways:' stages for that",
+    )
 
 
 def prove(

@@ -6,7 +6,7 @@ tutor speaks, unless it says `translations: [en]`), beside English:
 - its lesson and hints file have a translation (tutor.course.translations) that records the sha256
   of the English file as it is now, else the check names the stale or missing file;
 - the translated hints file has the same diagnosis ids as the English one, the same number of
-  stages for each, and the same `when:` patterns;
+  stages for each, the same `when:` patterns and `ways:`;
 - drills.<lang>.yaml gives the drill a title (tutor.course.titles);
 - the translated hints file's `stories:` map translates every story and output name the drill's
   tests can show (tutor.dev.stories: collected into drills/stories/<id>.yaml by running them,
@@ -24,8 +24,9 @@ from tutor.course import stories
 from tutor.course.catalogue import Catalogue, CatalogueError, Drill
 from tutor.course.hints import COMMON, HintFileError, Ladder, drill_ladders
 from tutor.course.titles import load_titles, titles_file
-from tutor.course.translations import Freshness, judge, sha256_of
+from tutor.course.translations import Freshness, judge, sha256_of, translated_path
 from tutor.course.yamlfile import YamlFileError
+from tutor.dev import glossary
 from tutor.lang.i18n import ENGLISH
 
 
@@ -84,6 +85,11 @@ def _shape_problems(there: str, name: str, english: Ladder, other: Ladder) -> li
             f"{there}: '{english.diagnosis}' has when: {sorted(other.when) or 'none'}, "
             f"hints/{name}.yaml {sorted(english.when) or 'none'}"
         )
+    if sorted(other.ways) != sorted(english.ways):
+        problems.append(
+            f"{there}: '{english.diagnosis}' has ways: {sorted(other.ways) or 'none'}, "
+            f"hints/{name}.yaml {sorted(english.ways) or 'none'}"
+        )
     return problems
 
 
@@ -104,10 +110,16 @@ def drill_findings(catalogue: Catalogue, drill: Drill) -> list[tuple[str, bool, 
                     f"ladders ({lang})",
                     not problems,
                     "; ".join(problems)
-                    or f"hints/{drill.id}.{lang}.yaml: the same ids, stages and patterns",
+                    or f"hints/{drill.id}.{lang}.yaml: the same ids, stages, patterns and ways",
                 )
             )
         found.append(_title_finding(catalogue, drill, lang))
+        if lang == glossary.LANG:
+            found += glossary.drill_findings(
+                translated_path(paths.lesson(drill.id), lang),
+                translated_path(hints, lang),
+                paths.root,
+            )
         story = _story_finding(catalogue, drill, lang)
         if story is not None:
             found.append(story)
@@ -197,6 +209,8 @@ def course_findings(catalogue: Catalogue, drills: list[Drill]) -> list[tuple[str
                     "; ".join(problems) or f"hints/{COMMON}.{lang}.yaml matches",
                 )
             )
+        if lang == glossary.LANG:
+            found += glossary.course_findings(translated_path(common, lang), paths.root)
         name = titles_file(catalogue, lang).name
         try:
             tracks = load_titles(catalogue, lang)["tracks"]

@@ -13,6 +13,9 @@
 - `round_to(values, dtype, backend)`: an fp32 reference rounded as the backend's `.to()` rounds.
 - `expect_clean(impl, name, *args)`: the call again where races and out-of-bounds accesses are
   seen (CUDA C++'s sanitizer builds); the first found fails the test with its lines.
+- `blocks_launched(output, candidates)`: the block sizes the learner's launches behind `output`
+  were given, among `candidates` (all of them when none): suspects built for those name the
+  learner's own block.
 - `observe(fn, name, path, torch_core=())`: call a learner function the way the `impl` fixture
   does (errors become diagnoses; a call without a Triton launch, or one that calls a drill's
   core torch operation, is `torch-fallback`).
@@ -33,7 +36,13 @@ from tutor.harness.checks import (
 )
 from tutor.harness.failures import DrillFailure
 from tutor.harness.inputs import GUARD, guarded, padded_tail, row_sliced, row_sliced_buffer
-from tutor.harness.learner import Learner, call_or_refuse, expect_clean, observed
+from tutor.harness.learner import (
+    Learner,
+    blocks_launched,
+    call_or_refuse,
+    expect_clean,
+    observed,
+)
 
 observe = observed
 
@@ -44,6 +53,7 @@ __all__ = [
     "Learner",
     "Suspect",
     "Tolerance",
+    "blocks_launched",
     "call_or_refuse",
     "diagnoses",
     "expect_clean",

@@ -21,6 +21,9 @@ what a load past the test's own input reads, on every run, instead of whatever m
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -58,6 +61,24 @@ _UNINITIALISED = {torch.empty, torch.empty_like, torch.Tensor.new_empty}
 _COPIES = {torch.Tensor.contiguous, torch.Tensor.clone, torch.clone}
 
 
+# What memory from torch.empty holds inside the fence (the sentinel unless `empty_as_zeros`).
+_empty_as_zeros = False
+
+
+@contextmanager
+def empty_as_zeros() -> Iterator[None]:
+    """While active, memory from torch.empty and kin starts as 0, as torch.zeros gives it (the
+    guards around it keep the sentinel): a test re-runs a call under it to see whether its
+    output reads the same from a buffer of zeros, so a mistake is named the same whichever
+    factory the learner chose."""
+    global _empty_as_zeros
+    before, _empty_as_zeros = _empty_as_zeros, True
+    try:
+        yield
+    finally:
+        _empty_as_zeros = before
+
+
 def fill_value(dtype: torch.dtype) -> float | int | None:
     """The sentinel for tensors of `dtype`: SENTINEL for floats, the lowest integer for ints.
 
@@ -83,7 +104,8 @@ class GuardedAllocations(TorchFunctionMode):
 
     def __init__(self) -> None:
         super().__init__()
-        self.buffers: list[tuple[torch.Tensor, int]] = []
+        # (the buffer, the tensor's size, the fill around it, the tensor's shape)
+        self.buffers: list[tuple[torch.Tensor, int, float | int, tuple[int, ...]]] = []
         # The storages of tensors handed out filled with the sentinel (torch.empty and kin),
         # and of those handed out with values (zeros, ones, full): a tensor of the first kind
         # that holds no sentinel any more was written, whatever it holds now.
@@ -116,9 +138,11 @@ class GuardedAllocations(TorchFunctionMode):
         view = buffer[GUARD : GUARD + n].view(result.shape)
         if func not in _UNINITIALISED:
             view.copy_(result)  # keep what zeros / ones / full / the copy put there
+        elif _empty_as_zeros:
+            view.zero_()
         kind = self.sentinel_storages if func in _UNINITIALISED else self.valued_storages
         kind.add(buffer.untyped_storage().data_ptr())
-        self.buffers.append((buffer, n, fill))
+        self.buffers.append((buffer, n, fill, tuple(result.shape)))
         return view
 
     def started_as_sentinel(self) -> frozenset[int]:
@@ -128,7 +152,7 @@ class GuardedAllocations(TorchFunctionMode):
 
     def check(self, name: str) -> None:
         """Fail if any sentinel around an allocation was overwritten, naming how."""
-        for buffer, n, guard in self.buffers:
+        for buffer, n, guard, shape in self.buffers:
             fill = torch.tensor(guard, dtype=buffer.dtype, device=buffer.device)
             guards = torch.cat([buffer[:GUARD], buffer[GUARD + n :]])
             changed = int((~_same_values(guards, fill)).sum())
@@ -146,6 +170,7 @@ class GuardedAllocations(TorchFunctionMode):
                         "Values landed in the wrong places, not just past the end: rows (or "
                         "tiles) stored with a stride that is not the tensor's."
                     ),
+                    facts=_layout_facts(buffer, fill, shape),
                 )
             raise HarnessFailure(
                 dx.MISSING_MASK,
@@ -156,6 +181,33 @@ class GuardedAllocations(TorchFunctionMode):
                     why=_(LEAKY_MASK)
                 ),
             )
+
+
+# How a row-stride failure in a tensor the learner allocated is told (tutor.course.hints: the
+# row-stride ladder's stages for it speak of that tensor, not of an input).
+ALLOCATED = "allocated"
+
+
+def _layout_facts(buffer: torch.Tensor, fill: torch.Tensor, shape: tuple[int, ...]) -> dict:
+    """For the hint texts: the allocated tensor's shape and row stride, and how far apart the
+    kernel stored its rows when the stores show it (each run of written values starting where
+    the one before started plus that distance)."""
+    row = shape[-1] if shape else 1
+    facts: dict = {
+        "way": ALLOCATED,
+        "shape": "[" + ", ".join(str(d) for d in shape) + "]",
+        "stride": row,
+    }
+    written = (~_same_values(buffer, fill)).nonzero().reshape(-1) - GUARD
+    if written.numel() < 2:
+        return facts
+    breaks = (written[1:] != written[:-1] + 1).nonzero().reshape(-1)
+    starts = torch.cat([written[:1], written[breaks + 1]])
+    if starts.numel() >= 2:
+        gaps = starts[1:] - starts[:-1]
+        if bool((gaps == gaps[0]).all()) and int(gaps[0]) != row:
+            facts["stored"] = int(gaps[0])
+    return facts
 
 
 def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:

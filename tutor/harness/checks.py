@@ -24,8 +24,10 @@ from tutor.course import diagnoses as dx
 from tutor.harness import errormap, learner, story_text
 from tutor.harness.allocations import LEAKY_MASK, never_written
 from tutor.harness.failures import DrillFailure, HarnessFailure
+from tutor.lang import mapwords
 from tutor.lang.i18n import _, ngettext
 from tutor.run.agreement import END_UNWRITTEN, GRID_STOPS, NO_GRID_STOPS
+from tutor.run.results import BACKEND_NOTE, ONE_STEP
 
 # What a never-written output holds, as a failure's facts["fill"] (for the hint texts).
 EMPTY = "empty"  # the sentinel the fence fills torch.empty with
@@ -39,6 +41,9 @@ class Suspect:
     diagnosis: str
     value: torch.Tensor
     story: str  # completes "your output matches ..." e.g. "the variance with padded lanes in it"
+    # How the mistake was written, when its ladder has stages of its own for it (a failure's
+    # facts["way"]: tutor.course.hints): "one-half" for a sign flipped in one half only.
+    way: str = ""
 
     def __post_init__(self) -> None:
         story_text.record(self.story)
@@ -138,11 +143,13 @@ def expect_close(
     grid_claim = grid_stops and not end.sliver
 
     def failure(
-        diagnosis: str, text: str = message, details: str = "", fill: str = ""
+        diagnosis: str, text: str = message, details: str = "", fill: str = "", way: str = ""
     ) -> DrillFailure:
         facts = {
             **located.facts,
+            **_rows_per_program(actual, call),
             **({"fill": fill} if fill else {}),
+            **({"way": way} if way else {}),
             **({END_UNWRITTEN: GRID_STOPS if grid_stops else NO_GRID_STOPS} if end else {}),
         }
         return HarnessFailure(
@@ -151,7 +158,7 @@ def expect_close(
 
     suspect = _uncontested_suspect(got, to_reference, _built(suspects), tol)
     if suspect is not None:
-        raise failure(suspect.diagnosis, details=suspect.details_for(english_what))
+        raise failure(suspect.diagnosis, details=suspect.details_for(english_what), way=suspect.way)
     if unwritten.any() and not (wrong & ~unwritten).any():
         if bool(unwritten.all()) and call.programs == 0:
             raise failure(
@@ -207,14 +214,27 @@ def expect_close(
             isinstance(rerun, torch.Tensor)
             and _excess(rerun.float(), fp32_expected.float(), tol) <= 1
         ):
-            raise failure(
+            steps = _steps_apart(actual, expected)
+            claimed = failure(
                 dx.BF16_NO_UPCAST,
                 details=_(
                     "The same kernel is right on fp32 inputs: arithmetic on {dtype} values "
                     "needs a .to(tl.float32) after the load."
                 ).format(dtype=_name(expected.dtype))
-                + _backend_note(expected.dtype),
+                if steps != 1
+                else _(
+                    "The same kernel is right on fp32 inputs, and what is left on {dtype} "
+                    "inputs is small: {count} values are one {dtype} step off, none more. A "
+                    "value is still rounded to {dtype} between two steps: an intermediate "
+                    "kept in {dtype}, or a load used before its .to(tl.float32)."
+                ).format(dtype=_name(expected.dtype), count=int(wrong.sum())),
             )
+            if steps == 1:
+                claimed.facts[ONE_STEP] = 1
+            note = _backend_note(expected.dtype)
+            if note:  # said once for the run, beside its failures (tutor.coach.report)
+                claimed.facts[BACKEND_NOTE] = note
+            raise claimed
     bad_values = ~torch.isfinite(got) & torch.isfinite(want)
     # The guards around the learner's own copies of the inputs are evidence as the test's are.
     if bad_values.any() and (reads_guarded or call.copied_inputs):
@@ -248,10 +268,35 @@ def expect_close(
     raise failure(dx.MISMATCH)
 
 
+def _rows_per_program(out: torch.Tensor, call: learner.CallRecord) -> dict:
+    """{"rows_per_program": k} when the call's launches asked for fewer programs than `out` has
+    rows (a kernel that takes several rows a program, in a tile or a loop), for the hints."""
+    if out.dim() < 2 or not call.programs:
+        return {}
+    rows = out.numel() // max(out.shape[-1], 1)
+    if call.programs >= rows:
+        return {}
+    return {"rows_per_program": -(-rows // call.programs)}
+
+
 def _backend_note(dtype: torch.dtype) -> str:
-    """Where the verdict depends on the backend by nature, a sentence that says so."""
-    note = kernels.current().half_precision_note() if dtype == torch.bfloat16 else ""
-    return "\n" + note if note else ""
+    """Where the verdict depends on the backend by nature, a paragraph that says so."""
+    return kernels.current().half_precision_note() if dtype == torch.bfloat16 else ""
+
+
+def _steps_apart(actual: torch.Tensor, expected: torch.Tensor) -> int | None:
+    """The most representable 16-bit steps between `actual` and `expected` (bf16 or fp16, both
+    finite), else None."""
+    if actual.dtype != expected.dtype or actual.dtype not in (torch.bfloat16, torch.float16):
+        return None
+    if not (bool(torch.isfinite(actual).all()) and bool(torch.isfinite(expected).all())):
+        return None
+
+    def line(t: torch.Tensor) -> torch.Tensor:
+        bits = t.detach().contiguous().view(torch.int16).to(torch.int32)
+        return torch.where(bits < 0, -(bits & 0x7FFF), bits)  # sign-magnitude onto one line
+
+    return int((line(actual) - line(expected)).abs().max())
 
 
 def _zero_filled_tail(got: torch.Tensor, want: torch.Tensor, wrong: torch.Tensor) -> str | None:
@@ -317,8 +362,8 @@ BLOCKS_PER_PROGRAM = (1, 2, 4, 8)  # a program may walk a few blocks (a static l
 def _grid_could_stop_at(starts: set[int], call: learner.CallRecord) -> bool:
     """Whether `call`'s launches can have stopped exactly at one of `starts`: some
     count of programs (a grid axis, a product of axes, or a factor of a 1-D grid) times what
-    each program covers is one of them, where a program covers one lane or row, or 1, 2, 4 or
-    8 of one of the launch's power-of-two blocks. A grid that rounds down ends on such a
+    each program covers is one of them, where a program covers 1, 2, 4 or 8 lanes or rows, or
+    1, 2, 4 or 8 of one of the launch's power-of-two blocks. A grid that rounds down ends on such a
     product; programs that overlap or a mask one lane short end elsewhere (a right-sized grid
     whose programs all store the first block is not too small). Unknown launches do not count
     against the claim."""
@@ -326,9 +371,11 @@ def _grid_could_stop_at(starts: set[int], call: learner.CallRecord) -> bool:
     if not found or any(launch.grid is None for launch in found):
         return True
     for launch in found:
-        # One lane or row a program: the grid's own axes and their products only. A factor of a
-        # 1-D grid stands for tile rows or columns, so it pairs with the launch's blocks.
-        if any(programs in starts for programs in _program_counts(launch.grid, factors=False)):
+        # One lane or row a program, or a few rows (a [2, BLOCK_N] tile, whatever argument
+        # says 2): the grid's own axes and their products only. A factor of a 1-D grid stands
+        # for tile rows or columns, so it pairs with the launch's blocks.
+        direct = _program_counts(launch.grid, factors=False)
+        if any(programs * rows in starts for programs in direct for rows in BLOCKS_PER_PROGRAM):
             return True
         covers = {block * r for block in launch.blocks for r in BLOCKS_PER_PROGRAM}
         for programs in _program_counts(launch.grid, factors=True):
@@ -493,8 +540,20 @@ def describe_mismatch(got: torch.Tensor, want: torch.Tensor, tol: Tolerance, wha
     wrong = ~_close_mask(got, want, tol)
     total = want.numel()
     err = (got - want).abs().nan_to_num(nan=float("inf"))
+    if want.dim() == 0:
+        g, w = got.item(), want.item()
+        digits = _digits_apart(g, w)
+        return _(
+            "{what} is one value: got {got}, expected {want} (|diff| {diff}, allowed {allowed})"
+        ).format(
+            what=what,
+            got=f"{g:.{digits}g}",
+            want=f"{w:.{digits}g}",
+            diff=f"{abs(g - w):.3g}",
+            allowed=f"{tol.atol + tol.rtol * abs(w):.3g}",
+        )
     flat = int(torch.argmax(torch.where(wrong, err, torch.zeros_like(err))).item())
-    index = list(torch.unravel_index(torch.tensor(flat), want.shape)) if want.dim() else []
+    index = list(torch.unravel_index(torch.tensor(flat), want.shape))
     at = "[" + ", ".join(str(int(i)) for i in index) + "]"
     g, w = got.reshape(-1)[flat].item(), want.reshape(-1)[flat].item()
     allowed = tol.atol + tol.rtol * abs(w)
@@ -507,7 +566,7 @@ def describe_mismatch(got: torch.Tensor, want: torch.Tensor, tol: Tolerance, wha
         what=what,
         count=count,
         total=total,
-        share=f"{100 * count / total:.1f}",
+        share=mapwords.share(count, total),
         at=at,
         got=f"{g:.{digits}g}",
         want=f"{w:.{digits}g}",

@@ -126,7 +126,7 @@ def pytest_runtest_call(item: pytest.Item):
                     ).format(count=int(evidence.sum())),
                     where=failure.where,
                     error_map=failure.error_map,
-                    facts=failure.facts,
+                    facts=failure.facts_renamed(),
                 ) from None
             # Still wrong with 0 around, and not the same NaN: the loads reach past the guards
             # or into the wrong places, which no mask would mend where 0 does no harm. (A store
@@ -144,7 +144,7 @@ def pytest_runtest_call(item: pytest.Item):
                     ),
                     where=failure.where,
                     error_map=failure.error_map,
-                    facts=failure.facts,
+                    facts=failure.facts_renamed(),
                 ) from None
         except Exception:  # noqa: BLE001 - the re-run is evidence only; the claim stands
             pass

@@ -28,9 +28,6 @@ MAX_ROWS = 16
 MAX_COLS = 64
 
 
-MOSTLY = 0.9  # "only the end": at least this share of the stretch from the first wrong value
-
-
 @dataclass(frozen=True)
 class ErrorMap:
     where: str  # one sentence
@@ -54,6 +51,9 @@ def locate(
     positions that still hold the fill value of a never-written buffer.
     """
     shape = tuple(wrong.shape)
+    if not shape:
+        # One value: the comparison's message says it all (got, expected); no map to draw.
+        return ErrorMap("", (), {"wrong": int(wrong), "total": 1} if bool(wrong) else {})
     rows, cols = _as_rows(shape)
     wrong2 = wrong.reshape(rows, cols).cpu()
     nan2 = torch.zeros_like(wrong2)
@@ -98,10 +98,13 @@ def _pattern(wrong2, nan2, wrong_rows, factor: bool) -> str:
     rows = wrong2.shape[0]
     flat = wrong2.reshape(-1)
     first = int(flat.nonzero()[0])
-    if first > 0 and float(flat[first:].float().mean()) >= MOSTLY:
+    # Only the end: everything from the first wrong value on is wrong (a contiguous tail), or
+    # every row is wrong from one column on and right before it. A right value inside the
+    # stretch is no end stopping short.
+    if first > 0 and bool(flat[first:].all()):
         return WrongPattern.END.value
     first_col = int(wrong2.any(dim=0).nonzero()[0])
-    if rows > 1 and first_col > 0 and float(wrong2[:, first_col:].float().mean()) >= MOSTLY:
+    if rows > 1 and first_col > 0 and bool(wrong2[:, first_col:].all()):
         return WrongPattern.END.value
     if 2 * int(nan2.sum()) >= int(wrong2.sum()):
         return WrongPattern.NAN_ROWS.value
@@ -144,7 +147,7 @@ def _sentence(shape, wrong2, nan2, unwritten2, got, want) -> str:
     flat = wrong2.reshape(-1).nonzero().reshape(-1)
     first, last = int(flat[0]), int(flat[-1])
     head = _("{count} of {total} values are wrong ({share}%)").format(
-        count=count, total=total, share=f"{100 * count / total:.1f}"
+        count=count, total=total, share=mapwords.share(count, total)
     )
     wrong_rows = wrong2.any(dim=1).nonzero().reshape(-1).tolist()
     wrong_cols = wrong2.any(dim=0).nonzero().reshape(-1).tolist()

@@ -52,12 +52,20 @@ class DrillFailure(AssertionError):
         return story_text.text(text) if text else text
 
     def renamed(
-        self, diagnosis: str, details: str, *, message: str = "", harness: bool = False
+        self,
+        diagnosis: str,
+        details: str,
+        *,
+        message: str = "",
+        harness: bool = False,
+        way: str = "",
+        facts: dict | None = None,
     ) -> DrillFailure:
         """This failure under the diagnosis a test found evidence for, after it: the same
         message (or `message`), line and where-it-is-wrong, with the evidence as details
         (the test's words, translated like a DrillFailure's; `harness=True` when they are the
-        harness's own, through `_()` already).
+        harness's own, through `_()` already); `way`, how the mistake was written when its
+        ladder tells that way apart, and `facts`, more numbers for the hint texts.
 
             except DrillFailure as failure:
                 ...
@@ -71,8 +79,13 @@ class DrillFailure(AssertionError):
             self.line,
             where=self.where,
             error_map=self.error_map,
-            facts=self.facts,
+            facts={**self.facts_renamed(), **(facts or {}), **({"way": way} if way else {})},
         )
+
+    def facts_renamed(self) -> dict:
+        """The facts to keep under another diagnosis: all but the way of writing the mistake,
+        which was the old diagnosis's (its ladder's stages for that way)."""
+        return {key: value for key, value in self.facts.items() if key != "way"}
 
 
 class HarnessFailure(DrillFailure):

@@ -9,8 +9,9 @@ torch operations (drills.yaml's `torch_core`), is named too (`torch-fallback`).
 
 from __future__ import annotations
 
+import inspect
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -23,7 +24,7 @@ from tutor.course import diagnoses as dx
 from tutor.harness.allocations import GuardedAllocations
 from tutor.harness.failures import DrillFailure, HarnessFailure
 from tutor.harness.inputs import same_layout
-from tutor.harness.torch_calls import CoreCalls
+from tutor.harness.torch_calls import COPIES, CoreCalls
 from tutor.kernels import launches
 from tutor.kernels.base import KernelFailure
 from tutor.kernels.errors import where_in
@@ -113,6 +114,15 @@ def call_behind(tensor: torch.Tensor) -> CallRecord:
     return last_call
 
 
+def blocks_launched(output: torch.Tensor, candidates: Sequence[int]) -> tuple[int, ...]:
+    """The sizes among `candidates` (the blocks a learner may pick) that the launches of the
+    call behind `output` were given (their power-of-two compile-time arguments), or all of
+    `candidates` when they were given none of them: a story that names a block then names the
+    learner's own, not the smallest that gives the same output."""
+    given = {block for launch in call_behind(output).launches for block in launch.blocks}
+    return tuple(block for block in candidates if block in given) or tuple(candidates)
+
+
 def started_as_sentinel(tensor: torch.Tensor) -> bool:
     """Whether `tensor` is (a view of) memory that the call which returned it (else the last
     call) made with torch.empty or kin."""
@@ -149,6 +159,8 @@ def observed(
             failure = classify(exc, name, path)
             if failure.diagnosis == dx.INTERPRETER_LIMIT:
                 failure = _limit_of_half_values(fn, args, kwargs, failure, path) or failure
+            if failure.diagnosis == dx.BLOCK_POINTERS:
+                failure.facts.update(_first_tensor(fn, args, kwargs))
             failure.error = exc  # the learner's own exception, for call_or_refuse
             raise failure from None
         allocations.check(name)
@@ -177,12 +189,44 @@ def observed(
                 ),
                 _(
                     "That torch call does this drill's work, which is the kernel's to do: move it "
-                    "into your kernel (allocating, views and copies in torch are fine)."
-                ),
+                    "into your kernel ({fine})."
+                ).format(fine=_fine_in_torch(core_calls.operations)),
+                facts={"way": BESIDE_KERNEL},
             )
         return result
 
     return call
+
+
+def _first_tensor(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict:
+    """The name, shape and strides of the call's first tensor argument of the most dimensions
+    (facts for a hint that rewrites the learner's kernel in the learner's own shapes)."""
+    try:
+        bound = inspect.signature(fn).bind_partial(*args, **kwargs).arguments
+    except (TypeError, ValueError):
+        bound = {f"arg{i}": a for i, a in enumerate(args)}
+    tensors = [(n, t) for n, t in bound.items() if isinstance(t, torch.Tensor) and t.dim()]
+    if not tensors:
+        return {}
+    name, tensor = max(tensors, key=lambda found: found[1].dim())  # the first of the widest
+    return {
+        "tensor": name,
+        "shape": "[" + ", ".join(str(d) for d in tensor.shape) + "]",
+        "strides": str(tuple(tensor.stride())),
+    }
+
+
+# The way of torch-fallback where a kernel ran and torch did the drill's core op beside it (its
+# ladder has stages of their own for it: tutor.course.hints).
+BESIDE_KERNEL = "beside-kernel"
+
+
+def _fine_in_torch(flagged: set[str]) -> str:
+    """What the learner may still do in torch: never a copy when a copy is what was flagged
+    (a transpose drill's core op is the copy)."""
+    if flagged & COPIES:
+        return _("allocating and views in torch are fine")
+    return _("allocating, views and copies in torch are fine")
 
 
 def _limit_of_half_values(

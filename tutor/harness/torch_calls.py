@@ -31,6 +31,10 @@ def operation(func: Any) -> str:
     return name.rstrip("_")
 
 
+# The operations that copy a tensor: fine in any drill's wrapper, unless the drill's core is the
+# copy itself (a transpose).
+COPIES = frozenset({"contiguous", "clone", "copy"})
+
 _REFLECTED = re.compile(r"^[ri](add|sub|mul|matmul|truediv|floordiv|div|pow|mod)$")
 
 
@@ -57,10 +61,12 @@ class CoreCalls(TorchFunctionMode):
         super().__init__()
         self.core = frozenset(core)
         self.calls: list[str] = []  # how each call was spelled
+        self.operations: set[str] = set()  # the plain names of the operations called
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         if self.core and operation(func) in self.core:
             shown = spelled(func)
+            self.operations.add(operation(func))
             if shown not in self.calls:
                 self.calls.append(shown)
         return func(*args, **(kwargs or {}))

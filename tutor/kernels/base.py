@@ -89,6 +89,11 @@ class KernelLanguage(ABC):
         `host`: the drill's host code, for a language whose learner files hold only kernels
         (drills/host/<stem>.py). Errors in the file are KernelFailures (syntax, build, import)."""
 
+    def syntax_failure(self, path: Path) -> KernelFailure | None:
+        """In the tutor's own process, before any run: the learner's file's syntax error, found
+        without running a line of it (a run would take seconds to report it), else None."""
+        return None
+
     @abstractmethod
     def classify(self, exc: BaseException, name: str, path: Path) -> KernelFailure:
         """Name the error a call of the learner's function `name` raised, and where in `path`."""

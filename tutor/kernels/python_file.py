@@ -18,6 +18,31 @@ from tutor.kernels.errors import deepest_line, where_in
 from tutor.lang.i18n import _
 
 
+def syntax_failure(path: Path) -> KernelFailure | None:
+    """`path`'s syntax error, found by compiling it (nothing runs), else None; a file that
+    cannot be read is left for the run to name."""
+    try:
+        source = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        compile(source, str(path), "exec", dont_inherit=True)
+    except SyntaxError as exc:  # IndentationError and TabError too
+        return _syntax(path, exc)
+    except (ValueError, UnicodeDecodeError):  # NUL bytes, bad encodings: the run says it
+        return None
+    return None
+
+
+def _syntax(path: Path, exc: SyntaxError) -> KernelFailure:
+    return KernelFailure(
+        dx.SYNTAX_ERROR,
+        _("{where}: syntax error: {error}").format(where=where_in(path, exc.lineno), error=exc.msg),
+        (exc.text or "").rstrip(),
+        line=exc.lineno,
+    )
+
+
 def import_file(path: Path, module_name: str) -> ModuleType:
     """`path` imported as the module `module_name` (kept in sys.modules, so that pickling and
     dataclasses of the file find it)."""
@@ -34,14 +59,7 @@ def import_file(path: Path, module_name: str) -> ModuleType:
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
-        raise KernelFailure(
-            dx.SYNTAX_ERROR,
-            _("{where}: syntax error: {error}").format(
-                where=where_in(path, exc.lineno), error=exc.msg
-            ),
-            (exc.text or "").rstrip(),
-            line=exc.lineno,
-        ) from None
+        raise _syntax(path, exc) from None
     except SystemExit as exc:
         line = deepest_line(exc, path)
         raise KernelFailure(

@@ -10,6 +10,17 @@ from tutor.lang.i18n import _, ngettext
 RIGHT, WRONG, NAN, UNWRITTEN = ".", "X", "N", "_"
 
 
+def share(count: int, total: int) -> str:
+    """`count` of `total` as a percentage to one decimal, never rounded to read as none or as
+    all: "<0.1" for 4 of 10 000, ">99.9" for 9 999 of 10 000."""
+    percent = 100 * count / total if total else 0.0
+    if 0 < count and percent < 0.05:
+        return "<0.1"
+    if count < total and percent >= 99.95:
+        return ">99.9"
+    return f"{percent:.1f}"
+
+
 def per_cell(count: int, cells: int) -> str:
     """How many of `count` rows or columns one of `cells` cells covers: "16", or "15+"."""
     return f"{count // cells}" + ("+" if count % cells else "")

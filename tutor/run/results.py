@@ -12,6 +12,13 @@ from typing import Any
 
 from tutor.states import Outcome, RunStatus
 
+# The fact that carries a paragraph a run says once, however many of its tests it explains: why
+# a verdict depends on the backend (the CPU interpreter's bf16), said by the test that found it.
+BACKEND_NOTE = "backend_note"
+# The fact a bf16-no-upcast failure carries when every wrong value is one 16-bit step off: a
+# partial fix, not the interpreter's garbage (tutor.coach.report says so).
+ONE_STEP = "one_step"
+
 
 @dataclass
 class TestResult:
@@ -29,6 +36,11 @@ class TestResult:
     # ... and its numbers, for the hint texts: wrong, total, rows, first, pattern, ...
     # (tutor.harness.errormap.ErrorMap.facts; tutor.course.hints.PLACEHOLDERS reads them)
     facts: dict[str, int | float | str] = field(default_factory=dict)
+
+    @property
+    def backend_note(self) -> str:
+        """The paragraph on why this verdict depends on the backend, "" when there is none."""
+        return str(self.facts.get(BACKEND_NOTE) or "")
 
     @property
     def name(self) -> str:

@@ -20,8 +20,10 @@ import threading
 import time
 from collections.abc import Callable
 
+from tutor import kernels
 from tutor.course import diagnoses as dx
 from tutor.course.catalogue import Catalogue
+from tutor.kernels.base import KernelFailure
 from tutor.lang import i18n
 from tutor.lang.i18n import _
 from tutor.run import agreement
@@ -40,7 +42,7 @@ from tutor.run.supervisor import (
     TIMED_OUT,
     Ended,
 )
-from tutor.states import RunStatus
+from tutor.states import Outcome, RunStatus
 
 DEFAULT_TIMEOUT_S = 120.0  # the CPU interpreter plus a first JIT compile fit well inside this
 CHILD_GRACE_S = 30.0  # the child's own deadline comes this long after the tutor's
@@ -167,6 +169,9 @@ class Runner:
             if not impl_path.exists():
                 result.diagnoses = [dx.MISSING_FILE]
             return result
+        syntax = kernels.language(drill.language).syntax_failure(impl_path)
+        if syntax is not None:  # said at once: no test can run a file that does not compile
+            return _not_compiled(result, syntax, paths.test_file(drill.file).name)
         started = time.monotonic()
         env = self._child_env()
         command = self.command(drill_id, str(impl_path), EVENTS_PATH)
@@ -258,6 +263,24 @@ class Runner:
         )
         env.pop("TRITON_INTERPRET", None)  # the child decides, from --cpu and the hardware
         return env
+
+
+def _not_compiled(result: r.RunResult, failure: KernelFailure, test_file: str) -> r.RunResult:
+    """The run of a file with a syntax error, without a child: one failed check that names
+    the line, as every test would have."""
+    result.status = RunStatus.FAILED
+    result.tests = [
+        r.TestResult(
+            f"{test_file}::syntax",
+            Outcome.FAILED,
+            failure.diagnosis,
+            failure.message,
+            failure.details,
+            failure.line,
+        )
+    ]
+    result.diagnoses = [failure.diagnosis]
+    return result
 
 
 WARM_RUN_LOST = (

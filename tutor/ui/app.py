@@ -28,6 +28,7 @@ from tutor.course.titles import localized
 from tutor.lang import i18n
 from tutor.lang.i18n import _
 from tutor.run.runner import Runner
+from tutor.ui import cjk_wrap
 from tutor.ui.environment import gpu_name
 from tutor.ui.screens.drill_screen import DrillScreen
 from tutor.ui.services import BenchFunction, DrillRunner, Services, TestLister, WatchSettings
@@ -108,6 +109,7 @@ class TutorApp(App[int]):
             host_name: the host the kernels run on over ssh ("" for this machine).
         """
         super().__init__()
+        cjk_wrap.install()  # Chinese lines break between characters, not only at spaces
         catalogue = localized(catalogue, i18n.current())  # titles in the learner's language
         self.services = Services(
             catalogue=catalogue,

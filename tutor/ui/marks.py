@@ -68,3 +68,16 @@ def next_unfinished(
         if drill.id != after and not state_of(store, drill.id).solved:
             return drill
     return None
+
+
+def in_progress(catalogue: Catalogue, store: p.ProgressStore) -> Drill | None:
+    """The drill the learner is on, as rustlings has a current exercise: the drill run last
+    while it is not solved, else the next one not yet solved after it (the first, before any
+    run); None when every drill is solved."""
+    ran = [d for d in playable(catalogue) if (state_of(store, d.id).last_run or {}).get("at")]
+    if not ran:
+        return next_unfinished(catalogue, store)
+    last = max(ran, key=lambda d: str(state_of(store, d.id).last_run["at"]))
+    return (
+        last if not state_of(store, last.id).solved else next_unfinished(catalogue, store, last.id)
+    )

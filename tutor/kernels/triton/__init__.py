@@ -38,6 +38,11 @@ class Triton(KernelLanguage):
     syntax = "python"
     kernel_noun = N_("a Triton kernel")
 
+    def syntax_failure(self, path: Path) -> KernelFailure | None:
+        from tutor.kernels import python_file
+
+        return python_file.syntax_failure(path)
+
     def environment(self, cpu: bool) -> dict[str, str]:
         # Triton's library functions (tl.sum, ...) are made when triton is imported, interpreted
         # or compiled by what TRITON_INTERPRET says then.

@@ -54,6 +54,22 @@ def classify(exc: BaseException, name: str, path: Path) -> KernelFailure:
             excerpt(path, kernel_line),
             line=kernel_line,
         )
+    chain_text = "\n".join(str(e) for e in chain(exc))
+    removed = _BLOCK_POINTERS.search(chain_text)
+    if removed:
+        # Triton 3.9 removed block pointers, which older tutorials still teach: named, with
+        # the tensor-descriptor rewrite in the hints, at the line that uses them.
+        kernel_line = (_compile_error_line(root, path) if _is_compile_error(root) else None) or line
+        api = f"tl.{removed.group('attr') or 'make_block_ptr'}"
+        return KernelFailure(
+            dx.BLOCK_POINTERS,
+            _(
+                "{where}: {api} no longer exists: Triton {version} removed block pointers for "
+                "tensor descriptors"
+            ).format(where=where_in(path, kernel_line), api=api, version=_version()),
+            excerpt(path, kernel_line),
+            line=kernel_line,
+        )
     if isinstance(root, NotImplementedError) and interpreter.raised_in(root):
         # Triton itself refuses the feature (tl.make_block_ptr in 3.9): a GPU's compiler
         # reports it as a compile error, so the interpreter's run does too.
@@ -66,7 +82,6 @@ def classify(exc: BaseException, name: str, path: Path) -> KernelFailure:
     if isinstance(root, NotImplementedError):
         return not_written(name, root, path, line)
     kernel_line = (_compile_error_line(root, path) if _is_compile_error(root) else None) or line
-    chain_text = "\n".join(str(e) for e in chain(exc))
     half = _HALF_MATH.search(chain_text)
     half_dispatch = _half_precision_dispatch(exc)
     if half or half_dispatch:
@@ -115,6 +130,20 @@ def classify(exc: BaseException, name: str, path: Path) -> KernelFailure:
 
 # One message for every way Triton refuses a kernel, so it is translated once.
 _COMPILE_ERROR = N_("{where}: Triton could not compile the kernel: {error}")
+
+# How Triton says a block pointer API is gone: make_block_ptr raises this, and tl.advance (no
+# longer in triton.language) an AttributeError.
+_BLOCK_POINTERS = re.compile(
+    r"Block pointers have been removed|"
+    r"has no attribute '(?P<attr>make_block_ptr|advance)'"
+)
+
+
+def _version() -> str:
+    import triton
+
+    return triton.__version__
+
 
 _HALF_MATH = re.compile(r"Expected dtype \[.*\] but got (bf16|fp16)|has no attribute 'get_bf16'")
 _HALF_FLOATS = ("bf16", "fp16")

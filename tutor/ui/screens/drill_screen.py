@@ -220,10 +220,22 @@ class DrillScreen(Screen[None]):
         if self.selected is not None and self.session.running(self.selected):
             self._show_run(self.selected)
 
+    def _follow_code(self) -> None:
+        """With watch off nothing runs on a save, but the code on show is still the file as
+        saved: read it again when an editor wrote it (or made the learner's own copy)."""
+        drill = self._selected_drill()
+        if self.watching or drill is None:
+            return
+        view = self.query_one(CodeView)
+        mine = self.services.catalogue.paths.mine(drill.file)
+        if view.changed_on_disk() or (view.path != mine and mine.exists()):
+            self._refresh_code()
+
     def _follow_progress(self) -> None:
         """Show what the progress file says once the command line beside the app wrote it
         (`tutor hint` revealed a stage, `tutor reset` or `tutor check` replaced the last run),
         so the app and `tutor list` / `tutor progress` always agree."""
+        self._follow_code()
         store = self.services.store
         if not store.changed_on_disk():
             return
@@ -274,6 +286,9 @@ class DrillScreen(Screen[None]):
         drill = self.services.catalogue.drill(drill_id)
         self.services.store.reload()  # `tutor check` or `tutor progress` may have written it
         self.query_one("#lesson", Markdown).update(self._lesson(drill))
+        # Another drill's lesson opens at its top (its title, what you will write), not at
+        # the place the last one was read to.
+        self.query_one("#lesson-scroll", VerticalScroll).scroll_home(animate=False)
         self._show_code(drill)
         self._show_bench(drill_id)
         self._show_run(drill_id)
@@ -568,6 +583,19 @@ class DrillScreen(Screen[None]):
             if self.watching
             else _("Watch off: press r to run the tests.")
         )
+        drill = self._selected_drill()
+        if not self.watching or drill is None or self.session.running(drill.id):
+            return
+        # Saves made while watch was off count now: the code as saved, and a run of it (unless
+        # one is going already).
+        self._refresh_code()
+        mine = self.services.catalogue.paths.mine(drill.file)
+        try:
+            text = mine.read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return  # no file of the learner's yet: nothing to run
+        if not self._is_starter(drill, text):
+            self.start_run(drill.id)
 
     def action_solution(self) -> None:
         drill = self._selected_drill()

@@ -71,6 +71,7 @@ class CodeView(TextArea):
         grammar = _cpp_grammar()
         if grammar is not None:
             self.register_language("cpp", *grammar)
+        self._stamp: tuple[int, int] | None = None  # the file's (mtime, size) when last read
 
     def show_file(self, path: Path | None, missing: str = "", *, note: str = "") -> None:
         """Show `path` from its top, or `missing` when there is no such file; `note` says in
@@ -102,9 +103,14 @@ class CodeView(TextArea):
         self.cursor_location = (min(cursor[0], last_row), 0)
         self.scroll_to(scroll.x, scroll.y, animate=False)
 
+    def changed_on_disk(self) -> bool:
+        """Whether the file shown was written since it was last read (an editor saved it)."""
+        return self.path is not None and _stamp(self.path) != self._stamp
+
     def _read(self, fallback: str) -> str:
         if self.path is None:
             return fallback
+        self._stamp = _stamp(self.path)
         try:
             with self.path.open("rb") as handle:
                 data = handle.read(SHOW_MAX_BYTES + 1)
@@ -121,3 +127,12 @@ class CodeView(TextArea):
         if notes:
             text = f"# [tutor: {'; '.join(notes)}]\n" + text
         return text
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    """(mtime in ns, size) of `path`, None when it cannot be read."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_mtime_ns, info.st_size

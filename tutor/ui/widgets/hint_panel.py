@@ -91,18 +91,18 @@ def coach_markdown(
         if state.solved
         else ""
     )
-    where = (
-        _("`drills/mine/{file}` (press **e** to open it)")
+    # The file's name stands alone in the sentence, and how to open it is a sentence of its
+    # own: a clause slotted into another reads garbled in a language of another word order.
+    opening = (
+        _("Press **e** to open it.")
         if has_file
-        else _(
-            "`drills/mine/{file}`: **Enter** makes it from the starter, **e** opens it "
-            "in your editor"
-        )
-    ).format(file=drill.file)
+        else _("**Enter** makes it from the starter, and **e** opens it in your editor.")
+    )
     return _(
-        "**Start here.** {before}Read the lesson, then write your kernel in {where}. Press "
-        "**r** to run the tests, or just save the file: with watch on, every save runs them."
-    ).format(before=before, where=where)
+        "**Start here.** {before}Read the lesson, then write your kernel in {where}. {opening} "
+        "Press **r** to run the tests, or just save the file: with watch on, every save runs "
+        "them."
+    ).format(before=before, where=f"`drills/mine/{drill.file}`", opening=opening)
 
 
 def split_title(markdown: str) -> tuple[str, str]:

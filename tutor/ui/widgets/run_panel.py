@@ -241,6 +241,8 @@ class RunPanel(VerticalScroll):
                 text.append("\n" + _("Where: {where}").format(where=failure.where))
             if failure.details:
                 text.append("\n" + failure.details, style="dim")
+            if failure.backend_note:
+                text.append("\n" + failure.backend_note, style="yellow")
             if failure.error_map:
                 return Group(text, FittedMap(failure.error_map, failure.facts))
             return text

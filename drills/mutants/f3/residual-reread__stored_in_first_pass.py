@@ -1,4 +1,4 @@
-"""F3 mutant (residual-writeback): two passes over column blocks, h stored in the first.
+"""F3 mutant (residual-reread): two passes over column blocks, h stored in the first.
 
 The first pass sums the squares of h = x + residual and stores h into residual as it goes; the
 second loads x and residual again to normalize, finds h where the old residual was, and
