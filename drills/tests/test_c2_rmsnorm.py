@@ -83,8 +83,8 @@ def _suspects(x, w, eps, backend, threads: int) -> list[Suspect]:
             Suspect(
                 HALF_WARP_SUM,
                 _normalized(x, w, (sq * low_half).sum(-1, keepdim=True), n, eps, backend),
-                f"a sum of squares over lanes 0-15 of each warp only, each thread taking "
-                f"{width} column(s) at a time: the shuffles reduce within half a warp",
+                f"a sum of squares over lanes 0-15 of each warp only (each thread taking its "
+                f"columns {width} at a time): the shuffles add up half a warp",
             )
         )
     return found
@@ -135,10 +135,10 @@ def _right_with_every_warp(impl, threads: int, backend, failure: DrillFailure) -
     if results == [(WARP * WARP, True), (28 * WARP, False)]:
         raise failure.renamed(
             UNWRITTEN_SLOTS,
-            f"With {threads // WARP} warps in the block y is wrong. One row of 8000 columns, "
-            "whose block has all 32 warps, comes out right, and one of 7000, whose block has "
-            "28, wrong: with fewer than 32 warps the first warp summed slots of warp_sums that "
-            "no warp wrote (on the CPU they hold NaN, on a GPU whatever an earlier block left).",
+            f"With blockDim.x = {threads} y is wrong. One row of 8000 columns, whose block has "
+            "all 32 warps, comes out right, and one of 7000, whose block has 28, wrong: with "
+            "fewer than 32 warps the first warp summed slots of warp_sums that no warp wrote (on "
+            "the CPU they hold NaN, on a GPU whatever an earlier block left).",
         ) from None
 
 
@@ -193,8 +193,8 @@ def test_a_long_row_sums_in_fp32(impl, backend):
                     1e-6,
                     backend,
                 ),
-                f"a sum of squares kept in a __nv_bfloat16, {chunk} square(s) added at a time: "
-                "each addition rounds to bf16's 8 significant bits",
+                f"a sum of squares kept in a __nv_bfloat16, its squares added {chunk} at a "
+                "time: each addition rounds to bf16's 8 significant bits",
             )
             for chunk in WIDTHS
         ]
