@@ -11,7 +11,7 @@
 
 constexpr int WARP = 32;
 constexpr int VEC = 8;   // bf16 values in one 16-byte load
-constexpr int HELD = 4;  // vectors a thread keeps in registers (1024 threads: 32768 columns)
+constexpr int HELD = 2;  // vectors a thread keeps in registers (1024 threads: 16384 columns)
 
 // The sum of `value` over the 32 lanes of a warp, in every lane (a butterfly of shuffles).
 __device__ float warp_sum(float value) {
@@ -115,9 +115,11 @@ __device__ bool aligned16(const void* p) {
   return reinterpret_cast<unsigned long long>(p) % 16 == 0;
 }
 
-// __launch_bounds__(1024): the host launches up to 1024 threads, so the compiler must fit a
-// thread in 64 registers (65536 per SM / 1024); without it a block of 1024 may not launch.
-__global__ void __launch_bounds__(1024)
+// __launch_bounds__(1024, 2): blocks of up to 1024 threads, two of them on an SM at once. The
+// compiler then fits a thread in 32 registers (65536 an SM / 2048 threads): every SM holds its
+// full 64 warps, and a block of 1024 can launch at all (more than 64 registers a thread and it
+// could not).
+__global__ void __launch_bounds__(1024, 2)
     rms_norm_kernel(__nv_bfloat16* y, const __nv_bfloat16* __restrict__ x,
                     const __nv_bfloat16* __restrict__ weight, int n_cols,
                     long long x_row_stride, long long y_row_stride, float eps) {
