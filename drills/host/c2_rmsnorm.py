@@ -5,7 +5,16 @@ from __future__ import annotations
 
 import torch
 
-THREADS = 256  # eight warps a row: enough to keep a row's loads in flight
+WARP = 32
+VEC = 8  # bf16 values in one 16-byte load
+MAX_THREADS = 1024  # CUDA's limit for one block
+
+
+def _threads_for(n_cols: int) -> int:
+    """Whole warps, one thread for each 8 columns (one 16-byte load each, as FlashInfer's
+    RMSNorm launches), at most 1024: a row of 4096 gets 512 threads, one of 1000 gets 128."""
+    vectors = -(-n_cols // VEC)
+    return min(MAX_THREADS, max(WARP, -(-vectors // WARP) * WARP))
 
 
 def rms_norm(kernels, x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
@@ -16,6 +25,8 @@ def rms_norm(kernels, x: torch.Tensor, weight: torch.Tensor, eps: float = 1e-6) 
     y = torch.empty(rows.shape, dtype=x.dtype, device=x.device)
     n_rows, n_cols = rows.shape
     kernels.rms_norm_kernel(
-        (n_rows,), (THREADS,), (y, rows, weight, n_cols, rows.stride(0), y.stride(0), eps)
+        (n_rows,),
+        (_threads_for(n_cols),),
+        (y, rows, weight, n_cols, rows.stride(0), y.stride(0), eps),
     )
     return y.reshape(x.shape)

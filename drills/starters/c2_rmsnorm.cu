@@ -1,9 +1,10 @@
 // RMSNorm on bf16 rows, one block per row: y = x / sqrt(mean(x^2) + eps) * weight.
 //
-// The drill launches rms_norm_kernel with one block of `blockDim.x` threads (a multiple of 32,
-// at most 1024) per row. Reduce the row's sum of squares in two levels: a warp's lanes with
-// shuffles (__shfl_xor_sync), then the warps' sums through __shared__ memory, finished by one
-// warp. Accumulate in fp32; read and write bf16 with __bfloat162float / __float2bfloat16.
+// The drill launches rms_norm_kernel with one block per row, of blockDim.x threads: one for
+// every 8 columns, in whole warps, at most 1024 (a row of 1000 gets 128, one of 4096 gets 512).
+// Reduce the row's sum of squares in two levels: a warp's lanes with shuffles
+// (__shfl_xor_sync), then the warps' sums through __shared__ memory, finished by one warp.
+// Accumulate in fp32; read and write bf16 with __bfloat162float / __float2bfloat16.
 #include <cuda_bf16.h>
 
 constexpr int WARP = 32;
@@ -27,4 +28,5 @@ __global__ void rms_norm_kernel(__nv_bfloat16* y, const __nv_bfloat16* __restric
   TODO_KERNEL("rms_norm_kernel: the row's sum of squares, then y = x * rstd * weight");
   // TODO: row blockIdx.x of x starts at x + blockIdx.x * x_row_stride (y likewise);
   // each thread takes the columns threadIdx.x, threadIdx.x + blockDim.x, ...
+  // Every thread calls block_sum, even one with no column (it adds 0).
 }

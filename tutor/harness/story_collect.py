@@ -21,13 +21,17 @@ from pathlib import Path
 
 import pytest
 
+from tutor.course.catalogue import KERNEL_LANGUAGES
 from tutor.harness import story_text
 
 
 def _run(test_file: str, impl: str, gpu: bool) -> None:
     backend = [] if gpu else ["--cpu"]
+    # The drill's kernel language, known by its files' suffix (a .cu drill runs as CUDA C++).
+    language = {suffix: name for name, suffix in KERNEL_LANGUAGES.items()}[Path(impl).suffix]
     pytest.main(
-        [test_file, "--impl", impl, *backend, "-q", "-p", "no:cacheprovider", "-p", "no:xdist"]
+        [test_file, "--impl", impl, "--kernel-language", language, *backend, "-q"]
+        + ["-p", "no:cacheprovider", "-p", "no:xdist"]
     )
 
 
