@@ -291,3 +291,27 @@ def test_what_nvrtc_compiles_and_the_cpu_build_cannot_is_not_the_learners_mistak
     with pytest.raises(KernelFailure) as caught:
         LANGUAGE._backend(path.read_text(), path, ["k"])
     assert caught.value.diagnosis == dx.COMPILE_ERROR and "NVRTC says" in caught.value.message
+
+
+def test_the_deep_check_copies_a_tensor_as_it_lies_in_memory():
+    """A sliced input keeps its strides and offset, and views of one storage share the copy."""
+    from tutor.kernels.cuda import _copied_to_cpu
+
+    base = torch.arange(40.0).reshape(4, 10)
+    sliced, other = base[:, 2:7], base[1:, :3]
+    copied, again, number = _copied_to_cpu((sliced, other, 3))
+    assert copied.stride() == (10, 1) and copied.storage_offset() == 2
+    assert torch.equal(copied, sliced) and torch.equal(again, other) and number == 3
+    assert copied.untyped_storage().data_ptr() == again.untyped_storage().data_ptr()
+    assert copied.untyped_storage().data_ptr() != base.untyped_storage().data_ptr()
+
+
+@needs_compiler
+def test_a_kernels_printf_reaches_the_tests_output(tmp_path, capsys):
+    source = (
+        "#include <cstdio>\n"
+        '__global__ void k(float* x) { if (threadIdx.x == 0) printf("hi %d\\n", 7); }\n'
+    )
+    kernels = _kernels(tmp_path, source)
+    kernels.k((1,), (32,), (torch.zeros(1),))
+    assert "hi 7" in capsys.readouterr().out

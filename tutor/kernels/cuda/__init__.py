@@ -131,8 +131,6 @@ class Cuda(KernelLanguage):
         """Call `function` again with every launch in the AddressSanitizer build, then the
         ThreadSanitizer build, on the CPU (tensors copied there): the first race or
         out-of-bounds access found is a KernelFailure with its lines."""
-        import torch
-
         from tutor.kernels.cuda.cpu import CpuBackend
         from tutor.kernels.cuda.host import Kernels
 
@@ -140,14 +138,34 @@ class Cuda(KernelLanguage):
         source, found = _read(kernels.path)
         for variant in ("memory", "races"):  # an overflow can look like a race, not the reverse
             backend = CpuBackend(source, kernels.path, list(found), variant)
-            on_cpu = [a.detach().cpu().clone() if isinstance(a, torch.Tensor) else a for a in args]
             host = getattr(module.__host__, function)
-            host(Kernels(found, backend, kernels.path), *on_cpu, **kwargs)
+            host(Kernels(found, backend, kernels.path), *_copied_to_cpu(args), **kwargs)
 
     def versions(self) -> dict[str, str | None]:
         from tutor.kernels.cuda import nvrtc
 
         return {"nvrtc": nvrtc.version()}
+
+
+def _copied_to_cpu(args: tuple) -> list[Any]:
+    """The arguments with every tensor copied to the CPU as it lies in memory: the same strides
+    and offset in a copy of its whole storage, and tensors that share a storage (q, k and v of
+    one projection) sharing the copy, so a sanitizer sees the layout the kernel was given."""
+    import torch
+
+    copies: dict[int, torch.Tensor] = {}
+    out: list[Any] = []
+    for arg in args:
+        if not isinstance(arg, torch.Tensor):
+            out.append(arg)
+            continue
+        storage = arg.untyped_storage()
+        if storage.data_ptr() not in copies:
+            raw = torch.empty(0, dtype=torch.uint8, device=arg.device).set_(storage)
+            copies[storage.data_ptr()] = raw.detach().cpu().clone()
+        base = torch.empty(0, dtype=arg.dtype).set_(copies[storage.data_ptr()].untyped_storage())
+        out.append(base.as_strided(arg.size(), arg.stride(), arg.storage_offset()))
+    return out
 
 
 def _read(path: Path) -> tuple[str, dict[str, Any]]:

@@ -39,7 +39,9 @@ __device__ int tutor_todo_line;
 _ERROR = re.compile(r"^(?P<file>[^()\n]+)\((?P<line>\d+)\): (?:catastrophic )?error: (?P<msg>.*)$")
 _ENTRY = re.compile(r"Compiling entry function '([^']+)'")
 _SPILLS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-_USED = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
+_USED = re.compile(r"Used (\d+) registers")
+_BARRIERS = re.compile(r"used (\d+) barriers")
+_SMEM = re.compile(r"(\d+) bytes smem")
 
 
 @dataclass(frozen=True)
@@ -190,8 +192,11 @@ def _facts(log: str, names: dict[str, str]) -> dict[str, dict[str, Any]]:
             facts[current]["spill_stores"] = int(spills.group(2))
             facts[current]["spill_loads"] = int(spills.group(3))
         used = _USED.search(line)
-        if used:
+        if (
+            used
+        ):  # "Used 32 registers, used 1 barriers, 8 bytes cumulative stack size, 128 bytes smem"
+            barriers, smem = _BARRIERS.search(line), _SMEM.search(line)
             facts[current]["n_regs"] = int(used.group(1))
-            facts[current]["barriers"] = int(used.group(2) or 0)
-            facts[current]["shared"] = int(used.group(3) or 0)
+            facts[current]["barriers"] = int(barriers.group(1)) if barriers else 0
+            facts[current]["shared"] = int(smem.group(1)) if smem else 0
     return facts

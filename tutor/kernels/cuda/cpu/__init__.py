@@ -21,8 +21,12 @@ class CpuBackend:
 
     def __init__(self, source: str, path: Path, kernels: list[str], variant: str = "run") -> None:
         self.path, self.variant = path, variant
+        self._source, self._kernels = source, kernels
+        self.program = self._built(variant)
+
+    def _built(self, variant: str) -> Path:
         try:
-            self.program = build.build(source, path, kernels, variant)
+            return build.build(self._source, self.path, self._kernels, variant)
         except build.ToolMissing as exc:
             raise KernelFailure(dx.TOOLCHAIN_MISSING, str(exc)) from None
 
@@ -35,6 +39,12 @@ class CpuBackend:
                 fmt, _kind = arg.param.scalar  # type: ignore[misc]
                 packed.append(("value", launch.pack(arg.value, fmt)))
         ran = launch.run(self.program, kernel.name, grid, block, shared, packed)
+        if ran.stdout:
+            print(ran.stdout, end="")  # the kernel's printf, shown with the test's own output
+        if ran.returncode < 0 and not ran.timed_out and self.variant == "run":
+            # A crash (a write past a __shared__ array or a buffer can overwrite the program
+            # itself): the same launch in the AddressSanitizer build says where, with its line.
+            ran = launch.run(self._built("memory"), kernel.name, grid, block, shared, packed)
         found = evidence.read(ran, self.path.name)
         if found:
             first = found[0]

@@ -20,6 +20,7 @@ import torch
 
 LAUNCH_TIMEOUT_S = 60.0  # one launch of a test-sized kernel takes well under a second
 DEADLOCK_EXIT = 3  # the program's exit code when a block cannot go on (tutor_cuda.h)
+MAX_PRINTED = 20_000  # of a kernel's printf: every thread printing a line adds up fast
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Ran:
     findings: list[Finding] = field(default_factory=list)
     stderr: str = ""
     timed_out: bool = False
+    stdout: str = ""  # what the kernel printed (printf)
 
 
 def run(
@@ -86,7 +88,12 @@ def run(
         except subprocess.TimeoutExpired as exc:
             stderr = (exc.stderr or b"").decode(errors="replace")
             return Ran(-1, _findings(out), stderr, timed_out=True)
-        ran = Ran(done.returncode, _findings(out), done.stderr.decode(errors="replace"))
+        ran = Ran(
+            done.returncode,
+            _findings(out),
+            done.stderr.decode(errors="replace"),
+            stdout=done.stdout.decode(errors="replace")[-MAX_PRINTED:],
+        )
         if done.returncode == 0:
             _copy_back(out, list(storages.values()))
         return ran
