@@ -43,12 +43,12 @@ def test_crash_becomes_a_status_not_a_dead_tutor(catalogue):
 def test_syntax_error_names_the_file_and_line(catalogue, monkeypatch):
     """Found by compiling the file in the tutor's process, before any run: no child starts
     (a cold run took 8 s to say the same)."""
-    from tutor.run import runner as runner_module
+    from tutor.run import host
 
     def no_child(*args, **kwargs):
         raise AssertionError("a file that does not compile started a run")
 
-    monkeypatch.setattr(runner_module, "supervise", no_child)
+    monkeypatch.setattr(host, "supervise", no_child)  # where every local run starts
     result = Runner(catalogue, force_cpu=True).run("t3", str(FIXTURES / "t3_syntax_error.py"))
     assert result.status == RunStatus.FAILED
     assert result.diagnoses == [dx.SYNTAX_ERROR]
