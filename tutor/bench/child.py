@@ -131,6 +131,8 @@ def _run(args: argparse.Namespace, record: BenchRecord, out: Path) -> None:
     paths = CoursePaths(find_root(args.root))
     drill = load_catalogue(paths).drill(args.drill)
     language = kernels.use(drill.language)
+    # The GPU, as a test run would choose it: a language that builds for it (CUDA C++) must know.
+    language.select_backend(False, lambda: None)
     _device_info(record, language)
     from tutor.bench.facts import device_limits
 

@@ -130,9 +130,13 @@ def _measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
 
 def _beside(args: argparse.Namespace, row: dict[str, Any]) -> Any:
     """The --beside file's version of the function, or None (and why, in the row)."""
+    import torch
+
     from tutor import kernels
 
-    kernels.use(args.language)
+    language = kernels.use(args.language)
+    if torch.cuda.is_available():  # the GPU, as a test run chooses it
+        language.select_backend(False, lambda: None)
     notes: list[str] = []
     host = Path(args.host) if args.host else None
     module = load_module(Path(args.beside), (args.function,), notes, "beside", host)
