@@ -11,6 +11,8 @@ import pytest
 from cli_helpers import padding_where_mutant
 from cli_helpers import tutor as run_tutor
 
+from tutor.cli import DEV_TOOLS
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -21,6 +23,14 @@ def tutor(course, *args, timeout=120):
 def test_help_lists_the_commands(course):
     out = tutor(course, "--help")
     assert out.returncode == 0 and "check" in out.stdout and "dev" in out.stdout
+
+
+@pytest.mark.parametrize("tool", sorted(DEV_TOOLS))
+def test_every_dev_tool_answers_help(course, tool):
+    # The one dev door hands the rest of the line to the tool: its --help must reach it.
+    out = tutor(course, "dev", tool, "--help")
+    assert out.returncode == 0, out.stderr
+    assert f"tutor dev {tool}" in out.stdout and "Traceback" not in out.stderr
 
 
 def test_check_solution_json_contract(course):

@@ -199,7 +199,7 @@ def measure(course: CoursePaths, drill_id: str, pool: WarmPool, cpu: bool, args)
     )
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="tutor dev feedback", description=__doc__.split("\n\n")[0]
     )
@@ -220,7 +220,7 @@ def main() -> int:
         action="store_true",
         help="skip the check borrowing the warm process and the cold run (the cold check stays)",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     cpu = (args.backend or ("cuda" if machine_has_gpu() else "cpu")) == "cpu"
     with tempfile.TemporaryDirectory(prefix="tutor-feedback-") as tmp:
         course = scratch_course(Path(tmp))
