@@ -33,6 +33,25 @@ def test_every_dev_tool_answers_help(course, tool):
     assert f"tutor dev {tool}" in out.stdout and "Traceback" not in out.stderr
 
 
+def test_a_dev_tool_gets_its_options_in_order(course, monkeypatch):
+    import importlib
+
+    from tutor import cli
+
+    seen = {}
+
+    class Tool:
+        @staticmethod
+        def main(argv):
+            seen["argv"] = argv
+            return 0
+
+    monkeypatch.setattr(importlib, "import_module", lambda name: Tool)
+    argv = ["--root", str(course.root), "dev", "report", "--drills", "c2,c4", "--budget", "250"]
+    assert cli.main(argv) == 0
+    assert seen["argv"] == ["--drills", "c2,c4", "--budget", "250"]
+
+
 def test_check_solution_json_contract(course):
     out = tutor(course, "check", "t3", "--impl", "solutions", "--cpu", "--json")
     assert out.returncode == 0, out.stderr

@@ -195,6 +195,16 @@ class Stopped(BaseException):
         self.signum = signum
 
 
+def split_dev_tool(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """`tutor [options] dev TOOL ARGS...`: ARGS belong to the author tool, verbatim and in
+    their order (argparse would take `--drills c2` apart: an option it does not know, then a
+    value for the tool's positional rest)."""
+    for i, word in enumerate(argv[:-1]):
+        if word == "dev" and argv[i + 1] in DEV_TOOLS:
+            return argv[: i + 2], argv[i + 2 :]
+    return argv, None
+
+
 def _stop(signum: int, frame: object) -> None:
     raise Stopped(signum)
 
@@ -202,13 +212,10 @@ def _stop(signum: int, frame: object) -> None:
 def main(argv: list[str] | None = None) -> int:
     terminal.print_what_it_can()  # before any word: argparse's own too
     parser = build_parser()
-    # An author tool (`tutor dev report --out DIR`) reads its own options: argparse hands over
-    # what it does not know.
-    args, unknown = parser.parse_known_args(argv)
-    if getattr(args, "dev_command", None) in DEV_TOOLS:
-        args.rest = [*args.rest, *unknown]
-    elif unknown:
-        parser.error(_("unrecognized arguments: {args}").format(args=" ".join(unknown)))
+    head, tool_argv = split_dev_tool(sys.argv[1:] if argv is None else list(argv))
+    args = parser.parse_args(head)
+    if tool_argv is not None:
+        args.rest = tool_argv
     if args.command is not None:  # the app handles its own signals (it restores the terminal)
         for signum in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):  # none on Windows
             if signum is not None:
