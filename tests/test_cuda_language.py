@@ -238,6 +238,19 @@ def test_scalars_are_packed_as_their_c_type():
     assert launch.pack(-(2**40), "q") == struct.pack("<q", -(2**40))
 
 
+def test_a_build_that_stops_names_its_cause_not_its_last_line(tmp_path):
+    source = tmp_path / "scale.cu"
+    source.write_text("__global__ void k() {}\n")
+    log = (
+        "In file included from <command-line>:\n"
+        "/x/tutor_cuda.h:3:10: fatal error: tutor_fibers.h: No such file or directory\n"
+        "compilation terminated.\n"
+    )
+    failure = build._failure(log, source, "run")
+    assert failure.diagnosis == dx.COMPILE_ERROR
+    assert "tutor_fibers.h: No such file" in failure.message
+
+
 def test_a_missing_compiler_is_one_line_saying_what_to_install(monkeypatch, tmp_path):
     build.compiler.cache_clear()
     monkeypatch.setenv("CXX", "")

@@ -136,6 +136,11 @@ def test_a_runs_command_is_the_hosts_and_only_what_changed_travels(course, tmp_p
     assert "drills.yaml" in manifest.entries and "tutor/remote/agent.py" in manifest.entries
     assert "tutor/lang/locale/zh/LC_MESSAGES/tutor.mo" in manifest.entries
     assert not any("__pycache__" in name for name in manifest.entries)
+    # a CUDA C++ drill built on the host's CPU includes the tutor's own headers
+    headers = sorted((ROOT / "tutor/kernels/cuda/cpu").rglob("*.h"))
+    assert headers and all(
+        f"tutor/{h.relative_to(ROOT / 'tutor').as_posix()}" in manifest.entries for h in headers
+    )
     bundle.attach("/host/course", "/host/python")
     learner = Path(tempfile.mkdtemp(prefix="elsewhere-")) / "gelu.py"  # outside the course
     learner.write_text("def gelu_tanh(x):\n    return x\n")

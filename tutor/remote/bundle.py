@@ -37,7 +37,11 @@ from tutor.remote.protocol import Files, pack
 PACKAGE = Path(__file__).resolve().parents[1]  # the tutor package this process runs
 CATALOGUES = "drills*.yaml"
 COURSE_FOLDERS = ("drills", "hints")
-PACKAGE_SUFFIXES = (".py", ".mo")  # its code and its compiled translations
+PACKAGE_SUFFIXES = (
+    ".py",
+    ".mo",
+    ".h",
+)  # its code, its compiled translations, the CUDA-on-CPU headers
 SKIPPED = ("__pycache__",)
 OUTSIDE = ".tutor/remote/outside"  # files from outside the course, on the host
 RETURNS = ".tutor/remote/returns"  # files a run writes for the tutor to read

@@ -154,10 +154,13 @@ def _failure(log: str, path: Path, variant: str) -> Exception:
                 "install its runtime, e.g. `sudo apt-get install libtsan2 libasan8`"
             ).format(sanitizer=sanitizer, compiler=Path(compiler()).name)
         )
-    last = next((ln for ln in reversed(log.splitlines()) if ln.strip()), "")
+    # The first line that says "error" names the cause ("fatal error: x.h: No such file");
+    # the last line ("compilation terminated.") only says that it stopped.
+    lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
+    cause = next((ln for ln in lines if re.search(r"\berror\b", ln)), lines[-1] if lines else "")
     return KernelFailure(
         dx.COMPILE_ERROR,
-        _("{file}: the C++ build failed: {error}").format(file=path.name, error=last.strip()),
+        _("{file}: the C++ build failed: {error}").format(file=path.name, error=cause),
     )
 
 
