@@ -140,13 +140,17 @@ def _name_index_mistake(failure: DrillFailure, counts: torch.Tensor, threads: in
     never, twice = counts == 0, counts >= 2
     if bool(twice.any()) and not bool((counts == counts[0]).all()):
         first = int(twice.nonzero()[0])
+        seen = (
+            f"{int(twice.sum())} of {n} elements were updated twice or more (y[{first}] "
+            f"{int(counts[first])} times)"
+        )
+        if bool(never.any()):
+            seen = f"{seen}, and {int(never.sum())} never"
         raise failure.renamed(
             STRIDE_REPEATS,
-            f"{int(twice.sum())} of {n} elements were updated twice or more (y[{first}] "
-            f"{int(counts[first])} times) and {int(never.sum())} never: two threads, or one "
-            f"thread twice, took the same element. A step shorter than the grid's {threads} "
-            "threads, or a first index without the block's offset (blockIdx.x * blockDim.x), "
-            "does that.",
+            f"{seen}: two threads, or one thread twice, took the same element. A step shorter "
+            f"than the grid's {threads} threads, or a first index without the block's offset "
+            "(blockIdx.x * blockDim.x), does that.",
         ) from None
     if not bool(never.any()) or bool(twice.any()):
         return
@@ -180,9 +184,9 @@ def _one_pass(width: int, end: int, stop: int, threads: int) -> str:
         )
     return (
         f"y[0:{end}] was updated once and y[{end}:{stop}] never: {end} is the grid's "
-        f"{threads} threads with {width} elements each (one vector of {width}). Each thread "
-        "stopped after its first vector instead of stepping on by gridDim.x * blockDim.x "
-        "vectors until the last."
+        f"{threads} threads with {width} elements each, moved together. Each thread stopped "
+        f"after its first {width} instead of stepping on, gridDim.x * blockDim.x groups of "
+        f"{width} at a time, to the last whole group."
     )
 
 
@@ -190,44 +194,44 @@ def test_more_elements_than_threads(impl, backend):
     """40009 elements, 2 blocks: 512 threads, so each thread takes about 78 elements (or 10
     vectors of 8), an odd n with a tail of 1 after the last vector."""
     x, y = _counting_inputs(40009, backend.device, seed=0)
-    _check(impl, A, x, y, 2, backend, "y after 40009 elements with 2 blocks of 256")
+    _check(impl, A, x, y, 2, backend, "y (n = 40009) with 2 blocks of 256")
 
 
 def test_n_of_1_and_fewer_elements_than_a_block(impl, backend):
     """n = 1, 100 and 255 with 3 blocks: most threads have no element at all."""
     for n, seed in ((1, 1), (100, 2), (255, 3)):
         x, y = _normal_inputs(n, backend.device, seed)
-        _check(impl, -1.75, x, y, 3, backend, f"y of {n} elements with 3 blocks of 256")
+        _check(impl, -1.75, x, y, 3, backend, f"y (n = {n}) with 3 blocks of 256")
 
 
 def test_normal_values(impl, backend):
     """4099 normal values with a = -1.75, 5 blocks: the formula, computed in float and rounded
     once to bf16."""
     x, y = _normal_inputs(4099, backend.device, seed=4)
-    _check(impl, -1.75, x, y, 5, backend, "y of 4099 normal values with 5 blocks of 256")
+    _check(impl, -1.75, x, y, 5, backend, "y (n = 4099, normal values) with 5 blocks of 256")
 
 
 def test_tensors_not_16_byte_aligned(impl, backend):
     """9001 elements starting one element (2 bytes) into their buffers: no 16-byte vectors
     fit, and a kernel that vectorizes takes its one-element path."""
     x, y = _counting_inputs(9001, backend.device, seed=5, offset=1)
-    _check(impl, A, x, y, 3, backend, "y of 9001 elements not 16-byte aligned, with 3 blocks")
+    _check(impl, A, x, y, 3, backend, "y (n = 9001, not 16-byte aligned) with 3 blocks of 256")
 
 
 def test_one_block_and_more_blocks_than_needed(impl, backend):
     """50021 elements with a single block (a grid-stride loop of 196 steps), then 5003 with 40
     blocks: 10240 threads, more than there are elements."""
     x, y = _counting_inputs(50021, backend.device, seed=6)
-    _check(impl, A, x, y, 1, backend, "y of 50021 elements with 1 block of 256")
+    _check(impl, A, x, y, 1, backend, "y (n = 50021) with 1 block of 256")
     x, y = _counting_inputs(5003, backend.device, seed=7)
-    _check(impl, A, x, y, 40, backend, "y of 5003 elements with 40 blocks of 256")
+    _check(impl, A, x, y, 40, backend, "y (n = 5003) with 40 blocks of 256")
 
 
 def test_the_default_grid(impl, backend):
     """70001 elements on the grid the bench uses: every SM full once on a GPU (no loop needed
     there), 4 blocks on the CPU."""
     x, y = _counting_inputs(70001, backend.device, seed=8)
-    _check(impl, A, x, y, None, backend, "y of 70001 elements on the default grid")
+    _check(impl, A, x, y, None, backend, "y (n = 70001) on the default grid")
 
 
 def test_no_access_outside_the_buffers(impl, backend):
