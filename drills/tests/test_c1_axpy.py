@@ -14,9 +14,9 @@ loops updates the first gridDim.x * blockDim.x elements (times the elements a th
 a time: 1, 2 for bf16 pairs, 8 for 16-byte vectors) and none after; a step longer than the
 grid leaves gaps with updated elements after them; a step shorter than the grid, or a start
 without the block's offset, updates elements twice. A wrong formula gives no whole count,
-and none of these is claimed for it. The sizes are large enough (three steps of the grid even
-for a loop over 16-byte vectors whose step was taken 8 times too long) that a step too long
-never looks like no loop at all.
+and none of these is claimed for it. Where a test has fewer threads than 16-byte vectors,
+n is large enough that a vector loop whose step is 8 times too long still reaches a second
+stretch of vectors: a step too long never looks like no loop at all.
 
 The elements after the last whole vector of 8 (n % 8 of them) are the tail a vectorized
 kernel handles on its own: a tail updated twice or never, and nothing else wrong, is
