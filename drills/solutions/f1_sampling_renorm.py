@@ -139,7 +139,10 @@ def top_p_renorm(probs: torch.Tensor, p: float | torch.Tensor) -> torch.Tensor:
     of probs' dtype.
     """
     n_rows = probs.shape[0] if probs.dim() == 2 else 0
-    top_p = torch.as_tensor(p, dtype=torch.float32, device=probs.device).expand(n_rows)
+    if isinstance(p, torch.Tensor):
+        top_p = p.to(device=probs.device, dtype=torch.float32).expand(n_rows)
+    else:  # filled on the device: no copy from the host, so a CUDA graph can hold the call
+        top_p = torch.full((n_rows,), float(p), dtype=torch.float32, device=probs.device)
     return _launch(probs, top_p.contiguous(), 0)
 
 

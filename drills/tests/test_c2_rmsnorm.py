@@ -188,7 +188,11 @@ def test_a_long_row_sums_in_fp32(impl, backend):
                 _normalized(
                     x,
                     w,
-                    torch.full((1, 1), threads * _bf16_accumulated(per_thread, chunk, square)),
+                    torch.full(
+                        (1, 1),
+                        threads * _bf16_accumulated(per_thread, chunk, square),
+                        device=x.device,
+                    ),
                     n,
                     1e-6,
                     backend,

@@ -87,7 +87,10 @@ def _renorm(probs: torch.Tensor, p_rows: torch.Tensor | None, k: int) -> torch.T
 
 
 def top_p_renorm(probs: torch.Tensor, p) -> torch.Tensor:
-    p_rows = torch.as_tensor(p, dtype=torch.float32, device=probs.device)
+    # p filled on the device when it is a number: a CUDA graph (the coach's timing) holds it
+    if not isinstance(p, torch.Tensor):
+        p = torch.full((1,), float(p), device=probs.device)
+    p_rows = p.to(device=probs.device, dtype=torch.float32)
     return _renorm(probs, p_rows.expand(probs.shape[0]).contiguous(), 0)
 
 
