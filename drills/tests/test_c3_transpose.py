@@ -1,5 +1,5 @@
-"""Drill c3: y = x.T through a shared-memory tile, in CUDA C++. The kernels run on the GPU
-(NVRTC) or on the CPU (the system C++ compiler), and a deep check runs each in the sanitizer
+"""Drill c3: y = x.T through a shared-memory tile, in CUDA C++. The kernel runs on the GPU
+(NVRTC) or on the CPU (the system C++ compiler), and a deep check runs it in the sanitizer
 builds for races on the tile and accesses outside x, y and the tile.
 
 The host launches one block of 32 x 8 threads for each 32 x 32 tile of x, the grid rounded up
@@ -19,7 +19,7 @@ Which inputs show which mistake:
   past x or y (`out-of-bounds`: an edge tile not guarded) or past the tile (`shared-too-small`)
   with its line; the last test runs them on a passing kernel too.
 Shared memory: on the CPU every block starts with its `__shared__` arrays filled with 0xFF bytes
-(NaN in bf16 and fp32), so a slot read before it was written reads NaN on every run; on a GPU it
+(NaN as a bf16), so a slot read before it was written reads NaN on every run; on a GPU it
 holds whatever an earlier block left. Inputs sit between runs of NaN, and the y the host
 allocates between sentinel values (a store past y's end lands there).
 """
