@@ -1,7 +1,10 @@
 """What `tutor bench c3` needs besides the kernel: inputs, bytes moved, torch eager, its lever.
 
 The issue's target at 8192 x 8192 bf16: at least 80% of copy bandwidth, counting one read of x
-and one write of y. torch eager's column is x.t().contiguous().
+and one write of y. torch eager's column is x.t().contiguous(). Not met yet: on an H100
+(2026-12-07, an nvcc probe, not this bench's timing) the reference took 201 µs, 45% of a
+2937 GB/s copy, and torch eager 511 µs; bf16 pairs through the same tiles took 139 µs (66%),
+through 64 x 64 tiles 119 µs (77%). The tile without its pad took 242 µs (1.20x).
 
 The lever, `bank-conflicts`: the drill's block is 32 x 8 threads moving a tile of 32 rows
 (drills/host/c3_transpose.py), so the shared memory a launch declares, over blockDim.x, is the
