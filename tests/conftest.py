@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import psutil
@@ -52,3 +53,18 @@ def course(tmp_path: Path) -> CoursePaths:
         ROOT / "drills", tmp_path / "drills", ignore=shutil.ignore_patterns("mine", "__pycache__")
     )
     return CoursePaths(tmp_path)
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A tmpfs of 16 MB mounted at tmp_path/disk, where a full disk or a read-only folder is
+    real; skipped where mounting is not allowed (it needs root)."""
+    where = tmp_path / "disk"
+    where.mkdir()
+    mount = ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(where)]
+    if shutil.which("mount") is None or subprocess.run(mount, capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here (needs root)")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)

@@ -21,6 +21,7 @@ from pathlib import Path
 import psutil
 import pytest
 from cli_helpers import tutor
+from disks import fill
 from sshd import HOST, INSTALL, Sshd
 
 from tutor.course import diagnoses as dx
@@ -299,6 +300,24 @@ def test_however_the_tutor_ends_nothing_of_its_run_is_left_on_the_host(
             process.kill()
     assert process.returncode == code, process.stderr.read()
     assert _gone_within(lambda: _on_host(root, mark)), [p.info for p in _on_host(root, mark)]
+
+
+def test_a_full_disk_on_the_host_is_one_line_and_loses_nothing(
+    course, reach, small_disk, monkeypatch
+):
+    reach(multiplex=False)
+    monkeypatch.setenv("TUTOR_REMOTE_CACHE", str(small_disk / "cache"))  # the host's store
+    learner = course.mine("t1_gelu.py")
+    learner.parent.mkdir(parents=True, exist_ok=True)
+    learner.write_text(course.solution("t1_gelu.py").read_text())
+    before = learner.read_bytes()
+    fill(small_disk)
+    out = tutor(course, "--on", HOST, "--python", sys.executable, "--cpu", "check", "t1")
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) <= 2
+    assert f"the disk of {HOST} is full where the tutor keeps its files" in out.stderr, out.stderr
+    assert learner.read_bytes() == before
+    assert _gone_within(lambda: _on_host(small_disk / "cache"))
 
 
 def test_a_hung_kernel_is_stopped_by_the_same_time_limit_as_here(course, reach, tmp_path):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from cli_helpers import tutor
+from disks import fill
 
 from tutor.course.catalogue import load_catalogue
 from tutor.course.paths import CoursePaths
@@ -68,44 +69,11 @@ def test_a_progress_file_that_cannot_be_read_is_one_line(course):
     assert course.progress_file.exists() and not list(course.state_dir.glob("*.corrupt-*"))
 
 
-@pytest.fixture
-def small_disk(tmp_path):
-    """A tmpfs of 16 MB mounted at tmp_path/disk, where a full disk or a read-only folder is
-    real; skipped where mounting is not allowed (it needs root)."""
-    where = tmp_path / "disk"
-    where.mkdir()
-    mount = ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(where)]
-    if shutil.which("mount") is None or subprocess.run(mount, capture_output=True).returncode:
-        pytest.skip("cannot mount a tmpfs here (needs root)")
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
-
-
 def _course_on(disk: Path, course: CoursePaths) -> CoursePaths:
     for name in ("drills.yaml", "hints", "drills"):
         source = course.root / name
         (shutil.copytree if source.is_dir() else shutil.copyfile)(source, disk / name)
     return CoursePaths(disk)
-
-
-def _fill(disk: Path) -> None:
-    """Write until the disk refuses one more byte."""
-    # Unbuffered: a buffered file that met the full disk would try its last bytes again when
-    # closed and raise there, outside the try (whether it does depends on where the disk ran out).
-    with open(disk / "filler", "wb", buffering=0) as out:
-        try:
-            while True:
-                out.write(b"\0" * 65536)
-        except OSError:
-            pass
-    with open(disk / "filler-small", "wb", buffering=0) as out:
-        try:
-            while True:
-                out.write(b"\0")
-        except OSError:
-            pass
 
 
 def test_a_full_disk_during_a_reset_keeps_the_learners_file(course, small_disk):
@@ -117,7 +85,7 @@ def test_a_full_disk_during_a_reset_keeps_the_learners_file(course, small_disk):
     mine.write_text(work)
     assert tutor(course, "hint", "t3").returncode == 0  # progress exists before the disk fills
     progress = course.progress_file.read_text()
-    _fill(small_disk)
+    fill(small_disk)
     out = tutor(course, "reset", "t3")
     _one_line_refusal(out, "No space left on device")
     assert mine.read_text() == work
@@ -332,7 +300,7 @@ def test_the_language_is_written_whole_on_a_full_disk(course, small_disk):
 
     state = small_disk / ".tutor"
     language.remember(state, "zh")
-    _fill(small_disk)
+    fill(small_disk)
     with pytest.raises(OSError):
         language.remember(state, "en")
     assert language.remembered(state) == "zh"  # what it held, not an empty file

@@ -21,6 +21,7 @@ Standard library only (tutor.remote.protocol says why).
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from pathlib import Path
@@ -87,6 +88,16 @@ def main() -> None:
         raise SystemExit(2)
     channel = Channel(bytes.fromhex(hello.key))
     base, root = course_folder(hello)
+    try:
+        _set_up_and_serve(lines, channel, hello, base, root)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        # The learner's files are all on their side: say what is full, end the session.
+        channel.send(Refusal("disk-full", {"path": str(base), "detail": exc.strerror or ""}))
+
+
+def _set_up_and_serve(lines: Lines, channel: Channel, hello: Hello, base: Path, root: Path) -> None:
     try:
         if hello.protocol != PROTOCOL:
             raise hostenv.Refused("protocol", theirs=hello.protocol, ours=PROTOCOL)

@@ -67,6 +67,12 @@ def refusal(host: str, refused: Refusal) -> str:
         return _("pip on {host} failed (pip {command}):\n{output}").format(
             host=host, command=facts.get("command", ""), output=facts.get("output", "")
         )
+    if refused.reason == "disk-full":
+        return _(
+            "the disk of {host} is full where the tutor keeps its files there ({path}): free "
+            "some space on it, or set TUTOR_REMOTE_CACHE to a folder of {host} on another disk. "
+            "Your files here are unchanged"
+        ).format(host=host, path=facts.get("path", "?"))
     if refused.reason == "protocol":
         return _(
             "{host} answered in another version of the tutor's protocol ({theirs}, here "
