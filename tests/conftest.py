@@ -68,17 +68,3 @@ def small_disk(tmp_path):
         yield where
     finally:
         subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The drills' proofs first, the CUDA C++ drills' at the head (minutes each: every file
-    built three ways and run in each): pytest-xdist hands out the items in this order, and the
-    longest ones started last would leave the run waiting on them one by one."""
-
-    def cost_rank(item: pytest.Item) -> int:
-        if not item.nodeid.startswith("tests/test_drills.py::test_every_file_gets_its_verdict"):
-            return 2
-        drill = item.callspec.params["drill"]  # type: ignore[attr-defined]
-        return 0 if drill.language == "cuda" else 1
-
-    items.sort(key=cost_rank)  # stable: the rest keep their order
