@@ -234,3 +234,11 @@ def test_bf16_garbage_on_the_cpu_is_said_to_be_the_interpreters_and_its_map_fits
     assert "These values are the CPU interpreter's" in " ".join(lines[values : values + 4])
     cells = [line.strip() for line in lines if line.strip() and set(line.strip()) <= set(".X_N")]
     assert cells and all(len(line) <= 60 - 8 for line in cells)  # one row of the map a line
+
+
+def test_list_puts_every_drills_status_in_one_column(course):
+    out = tutor(course, "list")
+    assert out.returncode == 0, out.stderr
+    rows = [line for line in out.stdout.splitlines() if line.startswith("  [")]
+    starts = {line.index("not started") for line in rows}
+    assert len(rows) >= 20 and len(starts) == 1, out.stdout  # the longest title sets the column

@@ -328,13 +328,15 @@ def format_perf_hint(view, drill_id: str) -> str:
 
 def format_list(catalogue: Catalogue, store: p.ProgressStore) -> str:
     lines = []
+    title_cells = max((cells.width(d.title) for d in catalogue.drills), default=0)
     for track in catalogue.tracks:
         lines.append(f"{track.id}  {track.title}")
         for drill in catalogue.in_track(track.id):
             state = store.drill(drill.id)
             mark = "…" if drill.coming else _mark(state)
             note = _("coming soon") if drill.coming else status_words(state)
-            lines.append(f"  [{mark}] {drill.id:<4} {cells.ljust(drill.title, 38)} {note}")
+            title = cells.ljust(drill.title, title_cells)  # the longest title sets the column
+            lines.append(f"  [{mark}] {drill.id:<4} {title}  {note}")
     return "\n".join(lines)
 
 
