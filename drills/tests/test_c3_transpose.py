@@ -39,7 +39,7 @@ from tutor.harness import (
     guarded,
     row_sliced,
 )
-from tutor.harness.allocations import GuardedAllocations, never_written
+from tutor.harness.allocations import fenced_output
 
 DRILL = "c3"
 TILE_UNTRANSPOSED = "tile-untransposed"
@@ -113,16 +113,11 @@ def _guards_that_fit(impl, x: torch.Tensor) -> dict[str, tuple[int, int]]:
     exactly: right where that guard writes, never written where it does not, with something
     never written. The call runs again with its allocations fenced, so y can be looked at even
     when a store left it."""
-    try:
-        with GuardedAllocations():
-            y = impl.module.transpose(x)
-    except Exception:  # noqa: BLE001 - evidence only: the first call's failure stands
-        return {}
+    fenced = fenced_output(impl.module.transpose, x)
     m, n = x.shape
-    if not isinstance(y, torch.Tensor) or tuple(y.shape) != (n, m):
+    if fenced is None or tuple(fenced[0].shape) != (n, m):
         return {}
-    got, want = y.detach().cpu(), x.detach().cpu().t()
-    blank = never_written(y.detach()).cpu()
+    got, want, blank = fenced[0].detach().cpu(), x.detach().cpu().t(), fenced[1].cpu()
     found = {}
     for way in (SIZES, READ_INDICES):
         right, unwritten, outside = _write_pattern(m, n, way)

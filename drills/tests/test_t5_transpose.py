@@ -32,7 +32,7 @@ from tutor.harness import (
     row_sliced,
 )
 from tutor.harness import diagnoses as dx
-from tutor.harness.allocations import GuardedAllocations, never_written
+from tutor.harness.allocations import fenced_output
 
 DRILL = "t5"
 # A lane past x's edges is never stored: a load there that reads 0 leaves y right, so NaN
@@ -161,15 +161,11 @@ def _untransposed_mask_blocks(impl, x: torch.Tensor) -> dict[int, int]:
     exactly: right where that mask writes it and never written where it does not (nothing
     never written, where it leaves no gap at this shape). The learner's function runs again
     with its allocations fenced, so y can be looked at even when a store landed outside it."""
-    try:
-        with GuardedAllocations():
-            y = impl.module.transpose(x)
-    except Exception:  # noqa: BLE001 - evidence only: the first call's failure stands
-        return {}
+    fenced = fenced_output(impl.module.transpose, x)
     m, n = x.shape
-    if not isinstance(y, torch.Tensor) or tuple(y.shape) != (n, m) or y.stride() != (m, 1):
+    if fenced is None or tuple(fenced[0].shape) != (n, m) or fenced[0].stride() != (m, 1):
         return {}
-    got, want, blank = y.detach().cpu(), x.detach().cpu().t(), never_written(y.detach()).cpu()
+    got, want, blank = fenced[0].detach().cpu(), x.detach().cpu().t(), fenced[1].cpu()
     found = {}
     for block in SQUARE_TILES:
         right, unwritten = untransposed_mask(m, n, block)

@@ -21,8 +21,9 @@ what a load past the test's own input reads, on every run, instead of whatever m
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -97,6 +98,20 @@ def never_written(values: torch.Tensor) -> torch.Tensor:
     if fill is None:
         return torch.zeros(values.shape, dtype=torch.bool, device=values.device)
     return values == torch.tensor(fill, dtype=values.dtype, device=values.device)
+
+
+def fenced_output(fn: Callable[..., Any], *args: Any) -> tuple[torch.Tensor, torch.Tensor] | None:
+    """`fn(*args)` called again with its allocations fenced, for evidence: the tensor it returns
+    and where that tensor was never written, so an output can be looked at even when a store
+    left it. None where the call fails or returns no tensor: the first call's failure stands."""
+    try:
+        with GuardedAllocations():
+            out = fn(*args)
+    except Exception:  # noqa: BLE001 - evidence only
+        return None
+    if not isinstance(out, torch.Tensor):
+        return None
+    return out, never_written(out.detach())
 
 
 class GuardedAllocations(TorchFunctionMode):
