@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import csv
 import dataclasses
+import itertools
 import json
 import math
 import sys
@@ -31,6 +32,7 @@ from tutor.bench.record import BenchRecord, BenchRow, CaseTimes, Rates, RecordEr
 from tutor.course.catalogue import BenchCase
 from tutor.course.progress import ProgressStore
 from tutor.dev import check as devcheck
+from tutor.kernels.python_file import import_file
 from tutor.lang import i18n
 from tutor.run import results as r
 from tutor.states import BenchStatus, RunStatus
@@ -757,10 +759,11 @@ def test_compile_columns_start_together_only_under_the_cards_lock(monkeypatch, t
     nothing else uses the card while the bench times."""
     import threading
 
-    started, release, besides = [], threading.Event(), set()
+    started, release, besides, siblings = [], threading.Event(), set(), set()
 
-    def fake_isolated(case, recipe_path, mode, graph, beside=None):
+    def fake_isolated(case, recipe_path, mode, graph, beside=None, sibling=None):
         besides.add(beside)
+        siblings.add(sibling)
         started.append(case.label)
         release.wait(30)
         return {"per_call_us": 1.0, "label": case.label}
@@ -771,7 +774,10 @@ def test_compile_columns_start_together_only_under_the_cards_lock(monkeypatch, t
     else:
         monkeypatch.delenv("TUTOR_GPU_LOCK", raising=False)
     cases = [BenchCase("softmax", {"m": 64, "n": n}, "bfloat16") for n in (8, 16, 32)]
-    column = bench_child._CompileColumn(cases, tmp_path / "t2.py", tmp_path / "solution.py")
+    sibling = {"softmax": tmp_path / "t2_softmax.py"}
+    column = bench_child._CompileColumn(
+        cases, tmp_path / "c4.py", tmp_path / "solution.cu", "cuda", tmp_path / "host.py", sibling
+    )
     try:
         deadline = time.monotonic() + 30
         while locked and len(started) < len(cases) and time.monotonic() < deadline:
@@ -780,33 +786,34 @@ def test_compile_columns_start_together_only_under_the_cards_lock(monkeypatch, t
         release.set()
         assert [column.result(c)["label"] for c in cases] == [c.label for c in cases]
         assert len(started) == len(cases)  # each case's process ran once
-        # the reference, timed beside compile, in its kernel language
-        assert besides == {(tmp_path / "solution.py", "triton", None)}
+        # the reference, timed beside compile, in its kernel language; the Triton sibling too
+        assert besides == {(tmp_path / "solution.cu", "cuda", tmp_path / "host.py")}
+        assert siblings == {tmp_path / "t2_softmax.py"}
     finally:
         release.set()
         column.close()
 
 
 def test_the_file_timed_beside_compile_is_loaded_or_said_why_not(tmp_path):
-    """torch.compile's process times the reference beside it; a file that does not load
-    leaves compile's own time standing and says why in one line."""
+    """torch.compile's process times the reference beside it (and a C drill's Triton sibling);
+    a file that does not load leaves compile's own time standing and says why in one line."""
     good = tmp_path / "mine.py"
     good.write_text("def softmax(x):\n    return x\n")
     broken = tmp_path / "broken.py"
     broken.write_text("def softmax(x)\n    return x\n")
     missing = tmp_path / "other.py"
     missing.write_text("def layer_norm(x):\n    return x\n")
-    for path, loads in ((good, True), (broken, False), (missing, False)):
+    for (path, loads), side in itertools.product(
+        ((good, True), (broken, False), (missing, False)), ("beside", "sibling")
+    ):
         row: dict = {}
-        args = argparse.Namespace(
-            beside=str(path), function="softmax", language="triton", host=None
-        )
-        fn = bench_isolated._beside(args, row)
+        args = argparse.Namespace(function="softmax", host=None)
+        fn = bench_isolated._load(args, str(path), "triton", side, row)
         assert callable(fn) is loads
         if loads:
-            assert fn(3) == 3 and "beside_error" not in row
+            assert fn(3) == 3 and f"{side}_error" not in row
         else:
-            assert path.name in row["beside_error"] and "\n" not in row["beside_error"]
+            assert path.name in row[f"{side}_error"] and "\n" not in row[f"{side}_error"]
 
 
 def test_a_bench_process_that_runs_too_long_is_stopped(catalogue, tmp_path):
@@ -1194,6 +1201,60 @@ def test_the_compile_target_names_what_torch_compile_ran_where_the_recipe_says(g
     assert found["measured"] == "151.00 µs vs 180.00 µs (0.84×)" and found["met"] is True
 
 
+def test_a_c_drill_is_judged_against_its_triton_sibling_timed_in_turn(gpu_report):
+    """c2's reference against t3's Triton rms_norm, both graphs timed in turn in compile's
+    process: within 3% is met, 5% slower is not, and a sibling never timed is unjudged."""
+    state = gpu_report.State(date="2026-01-02", started=time.monotonic(), options={})
+    rows = [
+        _row(
+            f"rms_norm m=4096 n={n} bfloat16",
+            60.0,
+            function="rms_norm",
+            shape={"m": 4096, "n": n},
+            graph_us=50.0,
+            sibling_as="t3_layernorm.py",
+            times={
+                "reference_beside_compile": SideTimes(graph_us=beside),
+                "sibling": SideTimes(graph_us=sibling),
+            },
+        )
+        for n, beside, sibling in ((4096, 51.0, 50.0), (2048, 52.5, 50.0), (1024, 50.0, None))
+    ]
+    state.benches["c2"] = _report(*rows)
+    found = {t["case"]: t for t in gpu_report.targets(state) if "sibling" in t["target"]}
+    assert found["c2 rms_norm m=4096 n=4096"] == {
+        "case": "c2 rms_norm m=4096 n=4096",
+        "target": "no slower than the Triton sibling t3_layernorm, within 3% (graph, in turn)",
+        "measured": "51.00 µs vs 50.00 µs (1.02×)",
+        "met": True,
+    }
+    assert found["c2 rms_norm m=4096 n=2048"]["met"] is False
+    assert found["c2 rms_norm m=4096 n=1024"]["met"] is None
+    plain = _row()  # a Triton drill: no sibling, no such target
+    state.benches = {"t2": _report(plain)}
+    assert not [t for t in gpu_report.targets(state) if "sibling" in t["target"]]
+
+
+def test_the_c_drills_name_a_triton_sibling_that_computes_their_function():
+    """c2's and c4's recipes name the Triton solution whose function of the same name is timed
+    beside their reference: the file is there and defines it with the same arguments."""
+    import inspect
+
+    for drill, function in (("c2", "rms_norm"), ("c4", "softmax")):
+        (recipe,) = load_recipes(ROOT / "drills" / "bench" / f"{drill}.py").values()
+        sibling = ROOT / "drills" / "solutions" / recipe.sibling
+        module = import_file(sibling, f"sibling_{drill}")
+        host = import_file(ROOT / "drills" / "host" / _host_of(drill), f"host_{drill}")
+        theirs = list(inspect.signature(getattr(module, function)).parameters)
+        ours = list(inspect.signature(getattr(host, function)).parameters)[1:]  # after kernels
+        assert recipe.function == function and theirs == ours
+
+
+def _host_of(drill: str) -> str:
+    (found,) = (ROOT / "drills" / "host").glob(f"{drill}_*.py")
+    return found.name
+
+
 def test_rows_read_twice_are_judged_against_eager_compile_and_liger_not_copy_bandwidth(
     gpu_report,
 ):
@@ -1310,6 +1371,7 @@ def test_a_reports_timed_cases_become_csv_rows_with_the_reference_beside_compile
     mine = (row["mine_graph_us"], row["mine_per_call_us"], row["compile_graph_us"])
     assert mine == (5.41, 10.46, 6.57)
     assert row["reference_beside_compile_graph_us"] == 5.52
+    assert row["sibling_graph_us"] == ""  # a Triton drill has no sibling
     assert (row["copy_floor_graph_us"], decode_row["copy_floor_graph_us"]) == ("", 1.64)
     assert set(row) <= set(gpu_report.BENCH_COLUMNS)
 

@@ -1,8 +1,8 @@
 """What `tutor bench c2` needs besides the kernel: inputs, bytes moved, torch eager.
 
 The issue's targets at 4096 x 4096 bf16: at least 85% of copy bandwidth (the recipe's default
-target), and no slower than T3's Triton rms_norm at the same shape (`tutor bench t3` times it;
-drills/bench/t3.py's recipe makes the same inputs).
+target), and no slower than T3's Triton rms_norm at the same shape (`sibling`: timed in turn
+with the reference in torch.compile's process, on these inputs).
 """
 
 from __future__ import annotations
@@ -34,5 +34,6 @@ RECIPES = [
         nbytes=lambda s, b: 2 * s["m"] * s["n"] * b + s["n"] * b,  # x, weight read; y written
         eager=rms_norm_eager,
         rows_key="m",
+        sibling="t3_layernorm.py",
     ),
 ]

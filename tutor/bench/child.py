@@ -44,6 +44,7 @@ from tutor.bench.record import (
     MINE,
     REFERENCE,
     SHOWN,
+    SIBLING,
     BenchRecord,
     BenchRow,
     SideTimes,
@@ -229,8 +230,9 @@ def bench_cases(
         notes.append(f"no reference solution at {ref_path}")
         modules[REFERENCE] = None
     beside = ref_path if ref_path.is_file() else None
+    siblings = {name: ref_path.parent / r.sibling for name, r in recipes.items() if r.sibling}
     compiles = _CompileColumn(
-        cases if with_compile else [], recipe_path, beside, drill.language, host
+        cases if with_compile else [], recipe_path, beside, drill.language, host, siblings
     )
     try:
         for number, case in enumerate(cases):
@@ -413,6 +415,7 @@ def _bench_case(
         large=op.is_large(case.shape, case.dtype),
         rereads=op.reads_twice(case.shape),
         compiled_as=op.compiled_as,
+        sibling_as=op.sibling,
     )
     base = op.inputs(case.shape, case.dtype, DEVICE)
     fns = _implementations(op, modules, case.function, row.errors)
@@ -462,6 +465,11 @@ def _compile_times(row: BenchRow, compiled: dict[str, Any]) -> None:
         log(f"  reference {compiled['beside_graph_us']:9.2f} µs in turn with compile there")
     elif compiled.get("beside_error"):
         row.errors["reference (beside compile)"] = compiled["beside_error"]
+    if compiled.get("sibling_graph_us") is not None:
+        row.times.sibling.graph_us = compiled["sibling_graph_us"]
+        log(f"  {row.sibling_as} {compiled['sibling_graph_us']:9.2f} µs in turn there")
+    elif compiled.get("sibling_error"):
+        row.errors[SIBLING] = compiled["sibling_error"]
     log(f"  compile   {compiled['per_call_us']:9.2f} µs")
 
 
@@ -492,6 +500,8 @@ class _CompileColumn:
     The reference solution (`beside`) is timed there too, in turn with torch.compile's graph,
     so the two are compared at one clock (tutor.bench.isolated says why). The reference, not
     the learner's file: a kernel that crashes the process would take compile's column with it.
+    So is a CUDA C++ drill's Triton sibling (`siblings`: function -> its file), where the
+    recipe names one.
     """
 
     AT_ONCE = 4
@@ -503,11 +513,13 @@ class _CompileColumn:
         beside: Path | None = None,
         language: str = "triton",
         host: Path | None = None,
+        siblings: dict[str, Path] | None = None,
     ) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
         self.recipe_path = recipe_path
         self.beside = (beside, language, host)
+        self.siblings = siblings or {}
         self.labels = {case.label for case in cases}
         self.pool = None
         self.started: dict[str, Any] = {}
@@ -529,7 +541,14 @@ class _CompileColumn:
             self.pool.shutdown(wait=False, cancel_futures=True)
 
     def _run(self, case: Any) -> dict[str, Any]:
-        return isolated(case, self.recipe_path, "compile", graph=True, beside=self.beside)
+        return isolated(
+            case,
+            self.recipe_path,
+            "compile",
+            graph=True,
+            beside=self.beside,
+            sibling=self.siblings.get(case.function),
+        )
 
 
 def isolated(
@@ -540,12 +559,14 @@ def isolated(
     timeout: float = ISOLATED_TIMEOUT_S,
     warm_only: bool = False,
     beside: tuple[Path | None, str, Path | None] = (None, "triton", None),
+    sibling: Path | None = None,
 ) -> dict[str, Any]:
     """Time torch's `mode` (eager or compile) for `case` in a fresh process (tutor.bench.isolated).
 
     Returns its JSON row; {"error": ...} when it failed or ran past `timeout`. `warm_only`
     compiles and times nothing; `beside` is (a file whose version is timed in turn with the
-    graph, its kernel language, the drill's host code): see tutor.bench.isolated.
+    graph, its kernel language, the drill's host code), `sibling` a Triton file timed in turn
+    too: see tutor.bench.isolated.
     """
     beside_file, language, host = beside
     import subprocess
@@ -574,6 +595,7 @@ def isolated(
             + (["--warm-only"] if warm_only else [])
             + (["--beside", str(beside_file), "--language", language] if beside_file else [])
             + (["--host", str(host)] if beside_file and host is not None else [])
+            + (["--sibling", str(sibling)] if sibling is not None else [])
         )
         try:
             subprocess.run(

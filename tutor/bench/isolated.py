@@ -20,12 +20,18 @@ faster than the same graph timed in turn with others (m1's cuBLAS call: 191.9 µ
 198.4 in turn in the bench, H100, 2026-12-05), so "as fast as torch.compile" is judged on the
 two timed side by side here, not on numbers from two processes.
 
-Writes {"per_call_us", "graph_us", "beside_graph_us", "compile_s", "max_diff", "error"} as JSON
-to --out ("beside_error" too where the file beside could not be loaded or timed): the times as
-the bench record names them (tutor.bench.record), `beside_graph_us` the file beside's graph
-time. `--warm-only` compiles and checks without timing: torch.compile's caches (FX graph,
-autotuning, Triton kernels) live on disk, so `tutor dev report` compiles every case this way in
-parallel while the card is busy with untimed work, and the timed fresh processes later find
+`--sibling FILE` times a Triton file's version of the function in the same rotation too: for a
+CUDA C++ drill, the Triton drill that computes the same thing (the recipe's `sibling`), so the
+reference beside it is judged against it at one clock.
+
+Writes {"per_call_us", "graph_us", "beside_graph_us", "sibling_graph_us", "compile_s",
+"max_diff", "error"} as JSON to --out ("beside_error", "sibling_error" too where that file could
+not be loaded or timed): the times as the bench record names them (tutor.bench.record),
+`beside_graph_us` the file beside's graph time.
+
+`--warm-only` compiles and checks without timing: torch.compile's caches (FX graph,
+autotuning, Triton kernels) live on disk, so `tutor dev report` compiles every case this way
+in parallel while the card is busy with untimed work, and the timed fresh processes later find
 their kernels built (a fresh process then still starts from nothing in memory: no earlier
 graph, no recompile).
 """
@@ -62,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
         "--beside", default=None, help="a .py file whose function is timed in turn (with --graph)"
     )
     parser.add_argument("--language", default="triton", help="the --beside file's language")
+    parser.add_argument(
+        "--sibling", default=None, help="a Triton .py file whose function is timed in turn too"
+    )
     parser.add_argument("--host", default=None, help="the drill's host code, for CUDA C++")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
@@ -114,35 +123,39 @@ def _measure(args: argparse.Namespace, row: dict[str, Any]) -> None:
             count = graph_input_sets(recipe.bytes_moved(shape, args.dtype), l2_bytes())
             rotated = [clone_inputs(base) for _ in range(count)]
             calls = {args.mode: lambda k: fn(*rotated[k % count])}
-            beside = _beside(args, row) if args.beside else None
-            if beside is not None:
-                calls["beside"] = lambda k: beside(*rotated[k % count])
+            # the Triton sibling first: loading the file beside makes its language the current
+            others = {"sibling": (args.sibling, "triton"), "beside": (args.beside, args.language)}
+            for side, (path, language) in others.items():
+                other = _load(args, path, language, side, row) if path else None
+                if other is not None:
+                    calls[side] = lambda k, other=other: other(*rotated[k % count])
             times, failed = graphs_us(calls)
             if args.mode in failed:
                 raise failed[args.mode]
             row["graph_us"] = times[args.mode]
             row["graph_input_sets"] = count
-            if "beside" in times:
-                row["beside_graph_us"] = times["beside"]
-            elif "beside" in failed:
-                row["beside_error"] = short_error(failed["beside"])
+            for side in others:
+                if side in times:
+                    row[f"{side}_graph_us"] = times[side]
+                elif side in failed:
+                    row[f"{side}_error"] = short_error(failed[side])
 
 
-def _beside(args: argparse.Namespace, row: dict[str, Any]) -> Any:
-    """The --beside file's version of the function, or None (and why, in the row)."""
+def _load(args: argparse.Namespace, path: str, language_name: str, side: str, row: dict) -> Any:
+    """`path`'s version of the function in `language_name`, or None (and why, in the row)."""
     import torch
 
     from tutor import kernels
 
-    language = kernels.use(args.language)
+    language = kernels.use(language_name)
     if torch.cuda.is_available():  # the GPU, as a test run chooses it
         language.select_backend(False, lambda: None)
     notes: list[str] = []
-    host = Path(args.host) if args.host else None
-    module = load_module(Path(args.beside), (args.function,), notes, "beside", host)
+    host = Path(args.host) if args.host and side == "beside" else None
+    module = load_module(Path(path), (args.function,), notes, side, host)
     fn = getattr(module, args.function, None)
     if not callable(fn):
-        row["beside_error"] = "; ".join(notes) or f"no {args.function}"
+        row[f"{side}_error"] = "; ".join(notes) or f"no {args.function}"
         return None
     return fn
 

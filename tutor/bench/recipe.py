@@ -33,6 +33,10 @@ It is course content, loaded by the bench process (which has torch) like the lea
   (m3's scaled_dot_product_attention: compiled, it is SDPA's kernel again, the eager column).
   It takes eager's arguments and compiles itself (m3: flex_attention, the attention Inductor
   writes in Triton).
+- `sibling`: for a CUDA C++ drill, the file name of the Triton drill's solution that computes
+  the same function (`t3_layernorm.py` for c2's rms_norm, beside the drill's own solution in
+  drills/solutions/): its function of the same name is timed in turn with the reference and
+  torch.compile in compile's process, and the reference must be no slower than it.
 
 Every implementation is called as `fn(*inputs)`. In-place functions are timed rotating among
 `IN_PLACE_SETS` copies of their inputs, so values cannot drift to inf over hundreds of calls
@@ -83,6 +87,7 @@ class Recipe:
     rereads: Callable[[Shape], bool] | None = None  # see the module docstring
     compiled: Callable[..., Any] | None = None  # see the module docstring
     compiled_as: str = ""  # what `compiled` is, beside "torch.compile" in the report
+    sibling: str = ""  # see the module docstring
 
     def checked(self, shape: Shape) -> Shape:
         if set(shape) != set(self.dims):

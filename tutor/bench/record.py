@@ -20,6 +20,9 @@ time (`SideTimes`), None where it was not measured.
   with compile's (graph only: "as fast as torch.compile" is judged on the two)
 - `copy_floor`: decode shapes, a torch copy of the same bytes in a graph timed in turn with the
   kernels (graph only: the floor of their traffic)
+- `sibling`: a CUDA C++ drill's Triton sibling (the recipe's `sibling`, named in the row's
+  `sibling_as`), in compile's process, its graph timed in turn with compile's and the
+  reference's there (graph only: "no slower than the Triton sibling" is judged on the two)
 
 A side is timed when its per-call time was measured. The rates (`Rates`) are derived from the
 times, the case's bytes or FLOPs and the card's anchors, by `BenchRecord.derive`, which
@@ -46,7 +49,8 @@ EAGER = "eager"
 COMPILE = "compile"
 REFERENCE_BESIDE_COMPILE = "reference_beside_compile"
 COPY_FLOOR = "copy_floor"
-SIDES = (MINE, REFERENCE, EAGER, COMPILE, REFERENCE_BESIDE_COMPILE, COPY_FLOOR)
+SIBLING = "sibling"
+SIDES = (MINE, REFERENCE, EAGER, COMPILE, REFERENCE_BESIDE_COMPILE, COPY_FLOOR, SIBLING)
 # The sides in words, for notes and the perf coach (tutor.bench.rules translates the three it
 # names; the bench process's notes are in English).
 SHOWN = {
@@ -88,6 +92,7 @@ class CaseTimes:
     compile: SideTimes = field(default_factory=SideTimes)
     reference_beside_compile: SideTimes = field(default_factory=SideTimes)
     copy_floor: SideTimes = field(default_factory=SideTimes)
+    sibling: SideTimes = field(default_factory=SideTimes)
 
     def of(self, side: str) -> SideTimes:
         if side not in SIDES:
@@ -135,6 +140,7 @@ class BenchRow:
     large: bool = False  # enough traffic that the target is a share of copy bandwidth
     rereads: bool = False  # the reference must read the rows twice (recipe.Recipe.rereads)
     compiled_as: str = ""  # what torch.compile's side ran, if not eager compiled (m3: flex)
+    sibling_as: str = ""  # the Triton sibling's file, for a CUDA C++ drill (recipe.sibling)
     times: CaseTimes = field(default_factory=CaseTimes)
     graph_input_sets: int | None = None  # the inputs' copies a CUDA graph rotates over
     compile_s: float | None = None  # how long torch.compile took for this shape
@@ -190,6 +196,7 @@ class BenchRow:
             large=bool(raw.get("large")),
             rereads=bool(raw.get("rereads")),
             compiled_as=str(raw.get("compiled_as") or ""),
+            sibling_as=str(raw.get("sibling_as") or ""),
             times=times,
             graph_input_sets=raw.get("graph_input_sets"),
             compile_s=raw.get("compile_s"),

@@ -756,6 +756,9 @@ BENCH_COLUMNS = (
     # decode shapes: a torch copy of their bytes timed in turn with them (from the nineteenth
     # session on; empty before and for other shapes): the floor they are judged against
     "copy_floor_graph_us",
+    # a CUDA C++ drill's Triton sibling, timed in turn with the reference in compile's process
+    # (from the twenty-eighth session on; empty before and for other drills)
+    "sibling_graph_us",
 )
 # Three columns' names before the bench record: a file written with them reads the same.
 RENAMED_COLUMNS = {
@@ -782,6 +785,19 @@ def _against_compile(row: Any, us: float | None, timer: str) -> tuple[str, str, 
         f"as fast as torch.compile{compiled_as}, within {COMPILE_SLACK:.0%} ({timer}{where})",
         _times_against(mine, compiled),
         None if mine is None or compiled is None else mine <= compiled * (1 + COMPILE_SLACK),
+    )
+
+
+def _against_sibling(row: Any) -> tuple[str, str, bool | None]:
+    """Issue 57's target for a CUDA C++ drill: its reference no slower than the Triton drill that
+    computes the same function (the recipe's `sibling`), the two graphs timed in turn in
+    torch.compile's process (one clock for both), within COMPILE_SLACK."""
+    mine, sibling = row.times.reference_beside_compile.graph_us, row.times.sibling.graph_us
+    name = row.sibling_as.removesuffix(".py")
+    return (
+        f"no slower than the Triton sibling {name}, within {COMPILE_SLACK:.0%} (graph, in turn)",
+        _times_against(mine, sibling),
+        None if mine is None or sibling is None else mine <= sibling * (1 + COMPILE_SLACK),
     )
 
 
@@ -859,6 +875,7 @@ def bench_rows(data: dict[str, Any], report: str) -> list[dict[str, Any]]:
                         times.reference_beside_compile.graph_us
                     ),
                     "copy_floor_graph_us": _rounded(times.copy_floor.graph_us),
+                    "sibling_graph_us": _rounded(times.sibling.graph_us),
                 }
             )
     return rows
@@ -1044,6 +1061,8 @@ def targets(state: State) -> list[dict[str, Any]]:
                     None if pct is None else pct >= goal,
                 )
             add(case, *_against_compile(row, us, timer))
+            if row.sibling_as:
+                add(case, *_against_sibling(row))
             # GB/s is 1e3 bytes a µs; without the copy anchor every decode row keeps the target
             transfer_us = row.bytes / (copy_gbps * 1e3) if copy_gbps else 0.0
             if row.decode and not row.flops and transfer_us < LAUNCH_BOUND_US:
