@@ -143,6 +143,56 @@ def test_a_code_stage_whose_first_line_continues_a_call_is_code_whole():
     assert stage_blocks("Load y as before,\nthen sum it.")[0][0] == "prose"
 
 
+@pytest.mark.parametrize(
+    "stage",
+    [
+        "const float rstd = rsqrtf(block_sum(sum_sq) / n_cols + eps);",
+        "__shared__ float warp_sums[WARP];  // one slot per warp: at most 1024 threads",
+        "if (lane == 0) warp_sums[warp] = value;  // 只有 lane 0 写……\n__syncthreads();",
+        "tile[r][tx] = x[row * x_row_stride + col];  // 读入：x 的一行成为 tile 的一行",
+        "const __nv_bfloat16* x_row = x + blockIdx.x * x_row_stride;",
+        "__device__ float warp_sum(float value) {\n  return value;\n}",
+        "x[row * x_row_stride + col]              // x 的行步长，x 的行",
+        "// first and stride in size_t\nfor (size_t i = first; i < (size_t)n; i += stride)",
+    ],
+)
+def test_a_cuda_stage_is_code_whatever_language_its_comments_are_in(stage):
+    """C++ declarations, statements and `//` comments (English or Chinese) are code: the C
+    drills' stage-3 fixes printed as wrapped prose, their lines run together."""
+    assert [kind for kind, _ in stage_blocks(stage)] == ["code"]
+
+
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "At x = 20, z = 0.7979 * (20 + 0.044715 * 8000) = 301, and float32",
+        "range(0, n_cols // BLOCK_SIZE) counts only the full blocks: N = 5 in",
+        "__syncthreads waits until every thread of the block arrives.",
+    ],
+)
+def test_prose_with_an_equals_sign_or_a_floor_division_stays_prose(prose):
+    assert stage_blocks(prose)[0][0] == "prose"
+
+
+def test_no_c_drill_stage_prints_a_cpp_statement_as_prose():
+    """In every C drill's ladders, in both languages, a line that ends a C++ statement or opens
+    a block (`;`, `{`) is in a code block, never wrapped into prose."""
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted((root / "hints").glob("c[0-9].*yaml")):
+        for name, ladder in yaml.safe_load(path.read_text())["diagnoses"].items():
+            stages = list(ladder["stages"])
+            for more in (ladder.get("ways") or {}).values():
+                stages += list(more)
+            for stage in map(str, stages):
+                prose = [t for kind, t in stage_blocks(stage) if kind == "prose"]
+                cpp = [
+                    ln for t in prose for ln in t.splitlines() if ln.rstrip().endswith((";", "{"))
+                ]
+                assert not cpp, f"{path.name} {name}: {cpp[0]}"
+
+
 def test_after_axis_0_code_a_kernel_of_several_rows_a_program_hears_about_tiles():
     stage = "dot = tl.sum(dy * y, axis=0)"
     assert fitted(stage, {"rows_per_program": 4}).startswith(stage + "\n\n")

@@ -257,7 +257,8 @@ class HintBook:
 
 # -- one source, two renderings ----------------------------------------------------------------
 # A stage is prose with code in it, written as YAML block text: code either indented by four
-# spaces under a prose line, or as lines of its own (`x = tl.load(...)`, `# a comment`, `...`).
+# spaces under a prose line, or as lines of its own (`x = tl.load(...)`, `# a comment`, `...`,
+# and CUDA C++'s `const float v = ...;`, `__syncthreads();`, `// a comment`).
 # `stage_blocks` finds which is which; the app shows the blocks as Markdown (code fenced, so a
 # `# comment` never becomes a heading and lines never run together), the CLI as plain text.
 
@@ -267,9 +268,14 @@ _CODE_LINE = re.compile(
       | \.\.\.                               # elided code
       | (def|return|if|elif|else|for|while|with|import|from|pid|grid)\b(?![a-z])
       | @                                    # a decorator
-      | [A-Za-z_][\w.]*(\[[^\]]*\])?(\s*,\s*[A-Za-z_][\w.]*)*\s*[-+*/]?=(?!=)   # an assignment
+      | [A-Za-z_][\w.]*(\[[^\]]*\])*(\s*,\s*[A-Za-z_][\w.]*)*\s*[-+*/]?=(?!=)   # an assignment
       | [A-Za-z_][\w.]*\(                    # a call at the start of the line
       | [)\]}]                               # a closing bracket
+      | //                                   # a C++ comment
+      | ((const|static|volatile|extern|unsigned|signed|long|__shared__|__device__|__global__)\s+)*
+        (void|bool|char|short|int|long|float|double|auto|T|half|__nv_bfloat16\w*|\w+_t|\w+[234])
+        [\s*&]+[A-Za-z_]\w*(\[[^\]]*\])*\s*[=;,(]   # a C++ declaration of a C++ type
+      | [A-Za-z_]\w*(\[[^\]]*\])+\s*;?\s*$  # an element alone on its line: x[row * stride + col]
     )""",
     re.VERBOSE,
 )
@@ -278,20 +284,24 @@ _CODE_LINE = re.compile(
 _PROSE_WORDS = re.compile(r"\b(is|are|has|have|the|gets|must|so|then|which|when)\b")
 # Chinese outside a comment is prose: no identifier in a stage's code is written in it.
 _CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+# A C++ comment after a statement's end (`;`, a bracket): Python's floor division `n // BLOCK`
+# follows a name or a number, and is cut only after a call, where what is left is code anyway.
+_C_COMMENT = re.compile(r"(?<=[;{})\]])\s+//(?:\s|$)")
 
 
 def _is_code(line: str) -> bool:
-    """A line of code: starts like one, and (outside a comment) reads like none of English.
+    """A line of code: starts like one, and (outside a comment, `#` or `//`) reads like none of
+    English.
 
     A line that ends in "," is code when a bracket it opened is still open (a call whose
     arguments go on to the next line); prose ends a clause with it."""
-    if line.lstrip().startswith("#"):
+    if line.lstrip().startswith(("#", "//")):
         return True
-    code = line.split("  #")[0]
-    ending = code.rstrip()
+    code = _C_COMMENT.split(line.split("  #")[0], maxsplit=1)[0]
+    ending = code.rstrip().removesuffix("...").rstrip() or "..."  # `for (...) ...`: code elided
     continued = ending.endswith(",") and _open_brackets(code) > 0
     return (
-        bool(_CODE_LINE.match(line))
+        bool(_CODE_LINE.match(code))
         and not _PROSE_WORDS.search(code)
         and not _CJK.search(code)
         and (continued or not ending.endswith((".", "?", ",", "。", "？", "，", "：")))
