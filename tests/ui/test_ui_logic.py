@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tutor.coach.run_hints import HintView
 from tutor.course import progress as p
@@ -113,6 +114,18 @@ def test_coach_wording_has_no_stage_counters(small_course):
     passed = p.DrillProgress(status=DrillStatus.PASSED, last_run={"status": "passed"})
     text = coach_markdown(drill, passed, None, load_catalogue(small_course).drill("a2"))
     assert drill.taught in text and "**s**" in text and "a2" in text
+
+
+def test_a_hint_fences_its_code_in_the_drills_kernel_language():
+    """A CUDA C++ drill's fix is highlighted as C++, a Triton drill's as Python."""
+    from tutor.course.paths import CoursePaths
+
+    catalogue = load_catalogue(CoursePaths(Path(__file__).resolve().parents[2]))
+    failing = p.DrillProgress(status=DrillStatus.FAILING, last_run={"status": "failed"})
+    stage = "const float rstd = rsqrtf(total / n_cols + eps);"
+    for drill_id, fence in (("c2", "```cpp\n"), ("t3", "```python\n")):
+        view = HintView(drill_id, "x", "A title", (stage,), exhausted=False)
+        assert fence + stage in coach_markdown(catalogue.drill(drill_id), failing, view, None)
 
 
 def test_editor_comes_from_visual_then_editor_then_what_is_installed():

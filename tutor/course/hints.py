@@ -352,11 +352,12 @@ def stage_blocks(text: str) -> list[tuple[str, str]]:
     return out
 
 
-def stage_markdown(text: str) -> str:
-    """The stage as Markdown: prose as it is, code in fenced Python blocks."""
+def stage_markdown(text: str, syntax: str = "python") -> str:
+    """The stage as Markdown: prose as it is, code in fenced blocks highlighted as `syntax`
+    (the drill's kernel language's: python, cpp)."""
     parts = []
     for kind, block in stage_blocks(text):
-        parts.append(f"```python\n{block}\n```" if kind == "code" else block)
+        parts.append(f"```{syntax}\n{block}\n```" if kind == "code" else block)
     return "\n\n".join(parts)
 
 

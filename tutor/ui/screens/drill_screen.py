@@ -67,7 +67,7 @@ from tutor.ui.session import RunTicket, Session
 from tutor.ui.widgets.bench_panel import NEEDS_GPU, BenchPanel
 from tutor.ui.widgets.code_view import CodeView
 from tutor.ui.widgets.drill_list import CourseProgress, DrillList
-from tutor.ui.widgets.hint_panel import HintPanel, coach_markdown
+from tutor.ui.widgets.hint_panel import HintPanel, coach_markdown, code_syntax
 from tutor.ui.widgets.run_panel import RunPanel, shows_a_failure, summary
 from tutor.ui.widgets.status_bar import StatusBar
 
@@ -427,7 +427,11 @@ class DrillScreen(Screen[None]):
             running=running,
             has_file=app.catalogue.paths.mine(drill.file).exists(),
         )
-        newest = stage_markdown(view.stages[-1]) if view and view.stages and not running else ""
+        newest = (
+            stage_markdown(view.stages[-1], code_syntax(drill))
+            if view and view.stages and not running
+            else ""
+        )
         self.query_one(HintPanel).show(text, newest)
 
     def _hint_view(self, drill_id: str) -> HintView | None:

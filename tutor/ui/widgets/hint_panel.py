@@ -24,6 +24,13 @@ from tutor.states import DrillStatus, RunStatus
 RUNNING_TEXT = N_("**Tests running.** The hint for this run comes with its results.")
 
 
+def code_syntax(drill: Drill) -> str:
+    """How a drill's code is highlighted: its kernel language's syntax (python, cpp)."""
+    from tutor import kernels
+
+    return kernels.language(drill.language).syntax
+
+
 def coach_markdown(
     drill: Drill,
     state: p.DrillProgress,
@@ -39,7 +46,8 @@ def coach_markdown(
         return _(RUNNING_TEXT)
     last_status = (state.last_run or {}).get("status")
     if view is not None:
-        parts = [f"**{view.title}**", *(stage_markdown(stage) for stage in view.stages)]
+        syntax = code_syntax(drill)
+        parts = [f"**{view.title}**", *(stage_markdown(stage, syntax) for stage in view.stages)]
         if view.exhausted and not view.opens_solution:
             parts.append(
                 _("That is every hint for an untouched starter: write your kernel, then save.")
