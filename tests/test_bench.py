@@ -1221,15 +1221,14 @@ def test_a_c_drill_is_judged_against_its_triton_sibling_timed_in_turn(gpu_report
         for n, beside, sibling in ((4096, 51.0, 50.0), (2048, 52.5, 50.0), (1024, 50.0, None))
     ]
     state.benches["c2"] = _report(*rows)
-    found = {t["case"]: t for t in gpu_report.targets(state) if "sibling" in t["target"]}
-    assert found["c2 rms_norm m=4096 n=4096"] == {
-        "case": "c2 rms_norm m=4096 n=4096",
-        "target": "no slower than the Triton sibling t3_layernorm, within 3% (graph, in turn)",
-        "measured": "51.00 µs vs 50.00 µs (1.02×)",
-        "met": True,
-    }
-    assert found["c2 rms_norm m=4096 n=2048"]["met"] is False
-    assert found["c2 rms_norm m=4096 n=1024"]["met"] is None
+    judged = [t for t in gpu_report.targets(state) if "sibling" in t["target"]]
+    assert [(t["case"].rsplit(" ", 1)[-1], t["met"]) for t in judged] == [
+        ("n=4096", True),
+        ("n=2048", False),
+        ("n=1024", None),
+    ]
+    target = "no slower than the Triton sibling t3_layernorm, within 3% (graph, in turn)"
+    assert (judged[0]["target"], judged[0]["measured"]) == (target, "51.00 µs vs 50.00 µs (1.02×)")
     plain = _row()  # a Triton drill: no sibling, no such target
     state.benches = {"t2": _report(plain)}
     assert not [t for t in gpu_report.targets(state) if "sibling" in t["target"]]
