@@ -355,7 +355,14 @@ def test_a_shared_gpu_is_said_before_any_timing(monkeypatch):
     from tutor.bench import child
     from tutor.run import gpu
 
-    ours = subprocess.Popen(["sleep", "60"], env=dict(os.environ, TUTOR_RUN_ID="x"))
+    # Read its first line before looking: until the child's program runs, /proc shows the
+    # environment it was forked with (or none, mid-exec), without TUTOR_RUN_ID.
+    ours = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('started', flush=True); time.sleep(60)"],
+        env=dict(os.environ, TUTOR_RUN_ID="x"),
+        stdout=subprocess.PIPE,
+    )
+    assert ours.stdout is not None and ours.stdout.readline() == b"started\n"
     try:
         monkeypatch.setattr(
             gpu,
@@ -366,6 +373,7 @@ def test_a_shared_gpu_is_said_before_any_timing(monkeypatch):
     finally:
         ours.kill()
         ours.wait()
+        ours.stdout.close()
     assert said.startswith("the GPU is shared: 1 other process(es) (in other containers) hold 3.0")
     monkeypatch.setattr(gpu, "gpu_processes", lambda: [])
     assert child._shared_gpu() == ""
