@@ -298,7 +298,8 @@ def _is_code(line: str) -> bool:
     if line.lstrip().startswith(("#", "//")):
         return True
     code = _C_COMMENT.split(line.split("  #")[0], maxsplit=1)[0]
-    ending = code.rstrip().removesuffix("...").rstrip() or "..."  # `for (...) ...`: code elided
+    # `for (...) ...` is code with the rest elided; a line of `...` alone reads as it did
+    ending = code.rstrip().removesuffix("...").rstrip() or "..."
     continued = ending.endswith(",") and _open_brackets(code) > 0
     return (
         bool(_CODE_LINE.match(code))
